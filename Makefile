@@ -1,0 +1,39 @@
+# tracelake: `make demo` runs the pipeline on the bundled sample traces; `make test` runs the tests.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_OUT ?= out/demo
+
+.PHONY: setup demo test test-repo bench lint docs clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+demo: setup
+	@rm -rf $(DEMO_OUT)
+	$(BIN)/tracelake ingest tests/data --lake $(DEMO_OUT)/lake
+	@echo
+	@echo "Demo lake: $(abspath $(DEMO_OUT)/lake)"
+	@echo "Query it:  $(BIN)/tracelake sql --lake $(DEMO_OUT)/lake \"SELECT * FROM traces\""
+	@echo "      or:  $(BIN)/duckdb $(abspath $(DEMO_OUT)/lake)/tracelake.duckdb"
+
+# Repo tier always; corpus tier when ../shared (or $$TRACELAKE_CORPUS) exists.
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python -m bench
+
+lint: setup
+	$(BIN)/ruff check .
+
+docs: setup
+	$(BIN)/python -m tracelake.analysis.schema_doc > docs/schema.md
+
+clean:
+	rm -rf out .pytest_cache

@@ -1,0 +1,113 @@
+"""The `tracelake` command line. Exit codes: 0 all good, 1 some inputs failed, 2 usage error."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import duckdb
+
+from . import __version__
+from .ingest_job import FileOutcome, ingest_paths
+from .lake import DB_FILE, build_database, connect
+from .output import write_result
+
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def _cmd_ingest(args) -> int:
+    def report(o: FileOutcome):
+        if o.status == "ok":
+            if not args.quiet:
+                print(f"ok     {o.path} -> {o.trace_id} ({o.events:,} events, {o.seconds:.2f} s)")
+                for w in o.warnings:
+                    print(f"       warning: {w}")
+        else:
+            print(f"error  {o.error}", file=sys.stderr)
+
+    outcomes = ingest_paths(args.paths, args.lake, report)
+    if not outcomes:
+        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
+        return EXIT_SOME_FAILED
+    failed = sum(o.status != "ok" for o in outcomes)
+    if not args.quiet:
+        print(f"{len(outcomes) - failed} ingested, {failed} failed; lake: {Path(args.lake).resolve()} "
+              f"(query: duckdb {Path(args.lake).resolve() / DB_FILE})")
+    return EXIT_SOME_FAILED if failed else EXIT_OK
+
+
+def _cmd_sql(args) -> int:
+    try:
+        con = connect(args.lake)
+    except FileNotFoundError as e:
+        print(f"error  {e}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        rel = con.sql(args.query)
+        write_result(rel, args.format, sys.stdout)
+    except duckdb.Error as e:
+        print(f"error  {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        con.close()
+    return EXIT_OK
+
+
+def _cmd_relink(args) -> int:
+    if not (Path(args.lake) / "traces").is_dir():
+        print(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", file=sys.stderr)
+        return EXIT_USAGE
+    print(build_database(args.lake))
+    return EXIT_OK
+
+
+def _not_yet(issue: int):
+    def run(args) -> int:
+        print(f"error  `tracelake {args.command}` is not available yet (tracked as issue #{issue})", file=sys.stderr)
+        return EXIT_USAGE
+    return run
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tracelake", description="Offline analysis of GPU deep-learning traces.")
+    p.add_argument("--version", action="version", version=f"tracelake {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("ingest", help="ingest trace files into a lake",
+                       description="Ingest Nsight Systems SQLite exports (.sqlite, .sqlite.gz) and PyTorch profiler "
+                                   "traces (.json, .json.gz) into a Parquet lake. Directories are searched recursively.",
+                       epilog="Example: tracelake ingest traces/ run42/rank0.pt.trace.json.gz --lake lake/")
+    s.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories")
+    s.add_argument("--lake", required=True, metavar="DIR", help="lake directory (created if missing)")
+    s.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    s.set_defaults(func=_cmd_ingest)
+
+    s = sub.add_parser("sql", help="run a SQL query on a lake",
+                       description="Run one SQL query with every tracelake table and view available.",
+                       epilog="Example: tracelake sql --lake lake/ \"SELECT name, count(*) FROM kernels GROUP BY 1\"")
+    s.add_argument("--lake", required=True, metavar="DIR")
+    s.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    s.add_argument("query", metavar="QUERY")
+    s.set_defaults(func=_cmd_sql)
+
+    s = sub.add_parser("relink", help="rebuild a lake's tracelake.duckdb (after moving the lake folder)",
+                       epilog="Example: tracelake relink --lake /new/place/lake")
+    s.add_argument("--lake", required=True, metavar="DIR")
+    s.set_defaults(func=_cmd_relink)
+
+    for name, issue, text in (("report", 8, "write HTML reports"), ("run", 9, "batch job over trace directories"),
+                              ("callctx", 7, "export calling-context stacks"), ("mail", 8, "send a report by SMTP")):
+        s = sub.add_parser(name, help=f"{text} (not available yet)")
+        s.add_argument("rest", nargs=argparse.REMAINDER)
+        s.set_defaults(func=_not_yet(issue))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

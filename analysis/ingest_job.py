@@ -1,0 +1,51 @@
+"""Ingesting files into a lake: discover, read, write atomically, rebuild the database once."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tracelake.ingest.discover import discover
+from tracelake.ingest.dispatch import ingest_file
+from tracelake.ingest.errors import TraceError
+from tracelake.ingest.lake_writer import write_trace
+
+from .lake import build_database, prepare_for_writing
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    status: str  # 'ok' or 'error'
+    trace_id: str | None = None
+    events: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
+def ingest_one(path: str, lake: Path) -> FileOutcome:
+    t0 = time.perf_counter()
+    try:
+        result = ingest_file(path)
+        write_trace(lake, result.trace_id, result.tables)
+    except TraceError as e:
+        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e))
+    except OSError as e:
+        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=f"{path}: cannot write lake: {e}")
+    return FileOutcome(path, "ok", result.trace_id, result.event_count, time.perf_counter() - t0,
+                       warnings=tuple(result.warnings))
+
+
+def ingest_paths(paths: list[str], lake: str | Path,
+                 on_outcome: Callable[[FileOutcome], None] = lambda o: None) -> list[FileOutcome]:
+    lake = prepare_for_writing(Path(lake))
+    outcomes = []
+    for path in discover(paths):
+        outcome = ingest_one(path, lake)
+        on_outcome(outcome)
+        outcomes.append(outcome)
+    build_database(lake)
+    return outcomes

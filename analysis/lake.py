@@ -1,0 +1,106 @@
+"""A lake directory: Parquet partitions per table and trace, plus tracelake.duckdb with every view.
+
+DuckDB resolves relative paths in views against the process's working directory, not the
+database file, so the views hold the lake's absolute path. The database records that path;
+whenever tracelake opens a lake whose folder was moved or copied it rebuilds the views first
+(`tracelake relink DIR` does only that, for users of the plain duckdb CLI). See docs/lake.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+from tracelake.ingest.lake_writer import remove_incomplete
+from tracelake.ingest.schema import TABLES
+
+from . import __version__, catalog
+
+DB_FILE = "tracelake.duckdb"
+
+_DUCK_TYPES = {
+    pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
+    pa.bool_(): "BOOLEAN", pa.list_(pa.string()): "VARCHAR[]", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+}
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def table_view_sql(lake: Path, table: str) -> str:
+    """CREATE VIEW for one base table: its Parquet partitions, or an empty typed relation."""
+    spec = TABLES[table]
+    cols = ", ".join(c.name for c in spec.columns)
+    if any((lake / table).glob("trace_id=*/data.parquet")):
+        pattern = str(lake / table / "trace_id=*" / "data.parquet")
+        source = (f"read_parquet({_quote(pattern)}, hive_partitioning = true, "
+                  f"hive_types = {{'trace_id': VARCHAR}}, union_by_name = true)")
+        return f"CREATE OR REPLACE VIEW {table} AS SELECT {cols} FROM {source};"
+    typed = ", ".join(f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}" for c in spec.columns)
+    return f"CREATE OR REPLACE VIEW {table} AS SELECT {typed} WHERE false;"
+
+
+def _catalog_fingerprint() -> str:
+    h = hashlib.sha256(__version__.encode())
+    for f in catalog.load_files():
+        h.update(f.path.encode())
+        h.update(f.text.encode())
+    return h.hexdigest()[:16]
+
+
+def build_database(lake: str | Path) -> Path:
+    """(Re)write <lake>/tracelake.duckdb: base table views, every sql/ view, and _lake_info."""
+    lake = Path(lake).resolve()
+    lake.mkdir(parents=True, exist_ok=True)
+    db = lake / DB_FILE
+    tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"
+    tmp.unlink(missing_ok=True)
+    # Written in the v1.0 storage format so that older DuckDB CLIs and drivers open it too.
+    con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
+    try:
+        for table in TABLES:
+            con.execute(table_view_sql(lake, table))
+        catalog.install(con, set(TABLES))
+        con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
+        con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _catalog_fingerprint(), __version__])
+    finally:
+        con.close()
+    os.replace(tmp, db)
+    Path(str(tmp) + ".wal").unlink(missing_ok=True)
+    return db
+
+
+def _is_current(db: Path, lake: Path) -> bool:
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        row = con.execute("SELECT lake_path, catalog_fingerprint FROM _lake_info").fetchone()
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+    return row == (str(lake), _catalog_fingerprint())
+
+
+def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open a lake's database, rebuilding it first when missing, moved, or older than the SQL catalog."""
+    lake = Path(lake).resolve()
+    if not (lake / "traces").is_dir() and not (lake / DB_FILE).exists():
+        raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
+    db = lake / DB_FILE
+    if not db.exists() or not _is_current(db, lake):
+        build_database(lake)
+    return duckdb.connect(str(db), read_only=read_only)
+
+
+def prepare_for_writing(lake: str | Path) -> Path:
+    lake = Path(lake)
+    lake.mkdir(parents=True, exist_ok=True)
+    remove_incomplete(lake)
+    return lake

@@ -1,0 +1,53 @@
+"""Which ingester reads a file: decided from its content, not its name."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+from .errors import TraceError
+from .ingest_result import IngestResult
+from .kineto import ingest_kineto
+from .nsys import ingest_nsys
+from .nsys_reader import SQLITE_MAGIC
+
+
+def detect_format(path: str) -> str:
+    """'nsys' or 'pytorch'; raises TraceError for anything else."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError as e:
+        raise TraceError(path, f"cannot read file: {e.strerror or e}") from None
+    if not head:
+        raise TraceError(path, "empty file")
+    if head[:2] == b"\x1f\x8b":
+        try:
+            with gzip.open(path, "rb") as f:
+                head = f.read(64)
+        except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as e:
+            raise TraceError(path, f"corrupt gzip data ({e})") from None
+        if not head:
+            raise TraceError(path, "empty file (gzip of nothing)")
+    if head.startswith(SQLITE_MAGIC):
+        return "nsys"
+    if head.lstrip()[:1] in (b"{", b"["):
+        return "pytorch"
+    if path.endswith((".nsys-rep", ".qdrep")) or head[:4] == b"PK\x03\x04":
+        raise TraceError(path, "this is an Nsight Systems report, not its SQLite export: "
+                               "run `nsys export --type sqlite` on it first")
+    raise TraceError(path, "unknown format: neither an Nsight Systems SQLite export nor a PyTorch profiler JSON trace")
+
+
+def ingest_file(path: str) -> IngestResult:
+    """Read one trace file into unified tables. Bad input raises TraceError with a one-line reason."""
+    fmt = detect_format(path)
+    try:
+        return ingest_nsys(path) if fmt == "nsys" else ingest_kineto(path)
+    except TraceError:
+        raise
+    except MemoryError:
+        raise TraceError(path, "out of memory while reading the trace") from None
+    except Exception as e:  # noqa: BLE001 - any other failure is still a one-line, per-file error
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        raise TraceError(path, f"cannot ingest {fmt} trace: {type(e).__name__}: {first}") from None

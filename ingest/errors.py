@@ -1,0 +1,12 @@
+"""The one error type ingesters raise for bad input: a file and a one-line problem."""
+
+from __future__ import annotations
+
+
+class TraceError(Exception):
+    """A trace file could not be ingested. str() is the one-line message shown to users."""
+
+    def __init__(self, path: str, problem: str):
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem

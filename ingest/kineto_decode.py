@@ -1,0 +1,182 @@
+"""Reading and decoding a Kineto (PyTorch profiler) Chrome-trace file into typed events.
+
+The parser is msgspec with typed structs: it skips fields we do not keep and builds no dicts,
+which measured about 4x faster than orjson building full dicts on the 89 MB reference trace
+(bench/bench_kineto_ingest.py). `ts` and `dur` stay raw number text (msgspec.Raw) so that
+exact_time can convert them to integer ns without float rounding; `args` stays raw JSON text,
+decoded per category with a typed struct and also kept verbatim as `args_json`.
+
+Truncated files (a killed job's trace) are salvaged: the complete events before the cut are kept
+and the trace is marked truncated. See docs/ingest.md.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from .errors import TraceError
+
+
+class Event(msgspec.Struct, gc=False):
+    ph: Any = None
+    cat: Any = None
+    name: Any = None
+    pid: Any = None
+    tid: Any = None
+    ts: msgspec.Raw = msgspec.Raw(b"")
+    dur: msgspec.Raw = msgspec.Raw(b"")
+    id: Any = None
+    args: msgspec.Raw = msgspec.Raw(b"")
+
+
+_events_decoder = msgspec.json.Decoder(list[Event])
+_event_decoder = msgspec.json.Decoder(Event)
+_raw_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
+# Top-level object: one skipping pass that leaves every value as raw text.
+_top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+@dataclass
+class DecodedTrace:
+    events: list[Event]
+    metadata: dict[str, Any]
+    raw_bytes: bytes = b""
+    warnings: list[str] = field(default_factory=list)
+    is_truncated: bool = False
+
+
+def read_bytes(path: str) -> tuple[bytes, bytes, list[str], bool]:
+    """Returns (file bytes, decompressed bytes, warnings, truncated?)."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise TraceError(path, f"cannot read file: {e.strerror or e}") from None
+    if not raw:
+        raise TraceError(path, "empty file")
+    if raw[:2] != b"\x1f\x8b":
+        return raw, raw, [], False
+    try:
+        return raw, gzip.decompress(raw), [], False
+    except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as e:
+        # Keep what decompresses before the damage; the JSON salvage decides if it is usable.
+        d = zlib.decompressobj(wbits=31)
+        try:
+            data = d.decompress(raw)
+        except zlib.error:
+            data = b""
+        if not data:
+            raise TraceError(path, f"corrupt gzip data ({e})") from None
+        return raw, data, [f"gzip stream damaged or cut short ({e}); kept {len(data)} decompressed bytes"], True
+
+
+def _decode_events(path: str, raw_events: bytes, warnings: list[str]) -> list[Event]:
+    try:
+        return _events_decoder.decode(raw_events)
+    except msgspec.ValidationError:
+        pass
+    # Some event has a field of an unexpected shape: decode one by one and skip the bad ones.
+    try:
+        items = _raw_list_decoder.decode(raw_events)
+    except msgspec.DecodeError as e:
+        raise TraceError(path, f"traceEvents is not a JSON array ({e})") from None
+    events, bad = [], 0
+    for item in items:
+        try:
+            events.append(_event_decoder.decode(item))
+        except msgspec.DecodeError:
+            bad += 1
+    if bad:
+        warnings.append(f"skipped {bad} malformed events (not an event object)")
+    return events
+
+
+def _salvage_events(data: bytes) -> tuple[list[Event], int] | None:
+    """Complete events of a cut-off traceEvents array: try cut points at event boundaries."""
+    key = data.find(b'"traceEvents"')
+    start = data.find(b"[", key if key >= 0 else 0)
+    if start < 0:
+        return None
+    end = len(data)
+    for _ in range(200):
+        cut = data.rfind(b"}", start, end)
+        if cut < 0:
+            return None
+        try:
+            events = _events_decoder.decode(data[start : cut + 1] + b"]")
+            return events, cut + 1
+        except msgspec.DecodeError:
+            end = cut
+    return None
+
+
+def decode(path: str) -> DecodedTrace:
+    raw, data, warnings, truncated = read_bytes(path)
+    stripped = data.lstrip()
+    if not stripped:
+        raise TraceError(path, "file holds only whitespace")
+    first = stripped[:1]
+    if first not in (b"{", b"["):
+        raise TraceError(path, "not a JSON trace (does not start with '{' or '[')")
+    try:
+        events, metadata = _decode_document(path, data, first, warnings)
+    except UnicodeDecodeError:
+        data = data.decode("utf-8", "replace").encode("utf-8")
+        warnings.append("invalid UTF-8 in the file: undecodable bytes replaced by U+FFFD")
+        events, metadata = _decode_document(path, data, first, warnings)
+    except _Damaged as damaged:
+        salvaged = _salvage_events(data)
+        if salvaged is None or not salvaged[0]:
+            raise TraceError(path, f"invalid JSON ({damaged})") from None
+        events, cut = salvaged
+        truncated = True
+        warnings.append(
+            f"JSON cut short or damaged at byte {cut} of {len(data)} ({damaged}); "
+            f"kept the {len(events)} complete events before it"
+        )
+        metadata = _salvage_metadata(data) if first == b"{" else {}
+    return DecodedTrace(events, metadata, raw, warnings, truncated)
+
+
+class _Damaged(Exception):
+    pass
+
+
+def _decode_document(path: str, data: bytes, first: bytes, warnings: list[str]) -> tuple[list[Event], dict]:
+    metadata: dict[str, Any] = {}
+    try:
+        if first == b"[":
+            events = _decode_events(path, data, warnings)
+        else:
+            top = _top_decoder.decode(data)
+            raw_events = top.pop("traceEvents", None)
+            if raw_events is None:
+                raise TraceError(path, "JSON object without a 'traceEvents' array: not a Chrome trace")
+            events = _decode_events(path, raw_events, warnings)
+            metadata = _decode_values(top)
+    except msgspec.DecodeError as e:
+        if "utf-8" in str(e).lower():
+            raise UnicodeDecodeError("utf-8", b"", 0, 1, str(e)) from None
+        raise _Damaged(str(e)) from None
+    return events, metadata
+
+
+def _decode_values(top: dict[str, msgspec.Raw]) -> dict[str, Any]:
+    return {k: msgspec.json.decode(v) for k, v in top.items()}
+
+
+def _salvage_metadata(data: bytes) -> dict[str, Any]:
+    """Keys written before traceEvents (deviceProperties, distributedInfo, baseTimeNanoseconds...)."""
+    key = data.find(b'"traceEvents"')
+    if key < 0:
+        return {}
+    head = data[:key].rstrip().rstrip(b",") + b"}"
+    try:
+        return _decode_values(_top_decoder.decode(head))
+    except msgspec.DecodeError:
+        return {}

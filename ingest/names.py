@@ -1,0 +1,97 @@
+"""Name parsing shared by the ingesters: kernel short names, memcpy kinds, Python frame labels."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+# CUPTI memory kinds (ENUM_CUDA_MEM_KIND ids and Kineto's printed names) -> schema labels.
+MEM_KIND_BY_ID = {
+    0: "pageable", 1: "pinned", 2: "device", 3: "array", 4: "managed",
+    5: "device_static", 6: "managed_static", 7: "unknown",
+}
+MEM_KIND_BY_NAME = {
+    "pageable": "pageable", "pinned": "pinned", "device": "device", "array": "array",
+    "managed": "managed", "device static": "device_static", "managed static": "managed_static",
+    "unknown": "unknown",
+}
+
+# ENUM_CUDA_MEMCPY_OPER ids -> (NVIDIA label, short code). NVIDIA prints '[CUDA memcpy <label>]'.
+MEMCPY_OPERATION_BY_ID = {
+    0: ("Unknown", None), 1: ("Host-to-Device", "HtoD"), 2: ("Device-to-Host", "DtoH"),
+    3: ("Host-to-Array", "HtoA"), 4: ("Array-to-Host", "AtoH"), 5: ("Array-to-Array", "AtoA"),
+    6: ("Array-to-Device", "AtoD"), 7: ("Device-to-Array", "DtoA"), 8: ("Device-to-Device", "DtoD"),
+    9: ("Host-to-Host", "HtoH"), 10: ("Peer-to-Peer", "PtoP"), 11: ("Unified Host-to-Device", "HtoD"),
+    12: ("Unified Device-to-Host", "DtoH"), 13: ("Unified Device-to-Device", "DtoD"),
+}
+MEMCPY_OPERATION_BY_CODE = {
+    "HtoD": "Host-to-Device", "DtoH": "Device-to-Host", "HtoA": "Host-to-Array",
+    "AtoH": "Array-to-Host", "AtoA": "Array-to-Array", "AtoD": "Array-to-Device",
+    "DtoA": "Device-to-Array", "DtoD": "Device-to-Device", "HtoH": "Host-to-Host", "PtoP": "Peer-to-Peer",
+}
+
+_MEMCPY_NAME = re.compile(r"^Memcpy\s+(\w+)(?:\s*\(\s*([\w ]+?)\s*->\s*([\w ]+?)\s*\))?")
+
+
+def parse_memcpy_name(name: str | None) -> tuple[str | None, str | None, str | None]:
+    """'Memcpy HtoD (Pageable -> Device)' -> ('HtoD', 'pageable', 'device')."""
+    m = _MEMCPY_NAME.match(name or "")
+    if not m:
+        return None, None, None
+    code, src, dst = m.groups()
+    def kind(x):
+        return MEM_KIND_BY_NAME.get(x.lower(), "unknown") if x else None
+    return code, kind(src), kind(dst)
+
+
+_MEMSET_NAME = re.compile(r"^Memset\s*\(\s*([\w ]+?)\s*\)")
+
+
+def parse_memset_kind(name: str | None) -> str | None:
+    m = _MEMSET_NAME.match(name or "")
+    return MEM_KIND_BY_NAME.get(m.group(1).lower(), "unknown") if m else None
+
+
+def _strip_bracketed(text: str, open_ch: str, close_ch: str) -> str:
+    out, depth = [], 0
+    for ch in text:
+        if ch == open_ch:
+            depth += 1
+        elif ch == close_ch and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+@lru_cache(maxsize=65536)
+def kernel_short_name(name: str | None) -> str | None:
+    """Base function name of a demangled kernel name, like nsys's shortName.
+
+    'void at::native::vectorized_elementwise_kernel<4, F>(int, F)' -> 'vectorized_elementwise_kernel'.
+    Names that are not C++ signatures (Triton, nvjet) are returned unchanged.
+    """
+    if not name:
+        return name
+    text = name.replace("(anonymous namespace)", "anonymous_namespace")
+    text = _strip_bracketed(text, "<", ">")
+    text = _strip_bracketed(text, "(", ")").strip()
+    if " " in text:
+        text = text.rsplit(" ", 1)[-1]
+    short = text.rsplit("::", 1)[-1].strip()
+    return short or name
+
+
+_PY_FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
+
+
+def parse_python_frame(name: str | None) -> tuple[str | None, int | None, str | None, str]:
+    """Kineto python_function label -> (file, line, function, frame_kind)."""
+    if not name:
+        return None, None, None, "c_call"
+    m = _PY_FRAME.match(name)
+    if m:
+        return m.group(1), int(m.group(2)), m.group(3), "python"
+    if name.startswith("nn.Module: "):
+        return None, None, name[len("nn.Module: "):], "module"
+    return None, None, name, "c_call"

@@ -1,0 +1,342 @@
+"""Nsight Systems SQLite export -> the unified tables of ingest.schema.
+
+Tables and columns are found by introspection (nsys_reader); enum values come from our own
+fallback maps (names.py, below), which match the ENUM_* tables of 2022.4+ exports and stand in
+for them in 2022.1 exports that have none. pid/tid decode the serialized globalTid/globalPid:
+pid = (g >> 24) & 0xFFFFFF, tid = g & 0xFFFFFF. correlationId is unique per process only, so
+GPU work is joined to its API call on (pid, correlation_id).
+"""
+
+from __future__ import annotations
+
+import os
+
+import orjson
+import polars as pl
+import pyarrow as pa
+
+from .errors import TraceError
+from .identity import file_sha256, make_trace_id
+from .ingest_result import IngestResult, traces_row
+from .names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
+from .nesting import parent_and_depth
+from .nsys_reader import Export, open_export
+
+SYNC_TYPE_BY_ID = {0: "unknown", 1: "event_sync", 2: "stream_wait", 3: "stream_sync", 4: "context_sync"}
+THREAD_STATE_BY_ID = {
+    0: "Unknown", 1: "Running", 2: "Interruptible", 3: "Uninterruptible", 4: "Stopped", 5: "Terminated",
+    6: "Unscheduled", 7: "Waiting", 8: "OS runtime", 9: "Initialized", 10: "Transition",
+}
+API_BY_EVENT_CLASS = {0: "runtime", 1: "driver"}
+NVTX_KIND_BY_EVENT_TYPE = {34: "mark", 59: "push_pop", 60: "start_end", 70: "push_pop", 71: "start_end"}
+NVTX_DOMAIN_CREATE = 75
+GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
+
+
+def _pid(col: str) -> pl.Expr:
+    return ((pl.col(col).cast(pl.Int64) // (1 << 24)) % (1 << 24)).alias("pid")
+
+
+def _tid(col: str) -> pl.Expr:
+    return (pl.col(col).cast(pl.Int64) % (1 << 24)).alias("tid")
+
+
+def _interval(start="start", end="end") -> list[pl.Expr]:
+    return [
+        pl.col(start).cast(pl.Int64).alias("start_ns"),
+        pl.col(end).cast(pl.Int64).alias("end_ns"),
+        (pl.col(end).cast(pl.Int64) - pl.col(start).cast(pl.Int64)).alias("duration_ns"),
+    ]
+
+
+def _label(col: str, mapping: dict, alias: str) -> pl.Expr:
+    return pl.col(col).cast(pl.Int64).replace_strict(mapping, default=None, return_dtype=pl.String).alias(alias)
+
+
+_GPU_COMMON = ["start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid", "greenContextId"]
+
+
+def _gpu_place() -> list[pl.Expr]:
+    return [
+        *_interval(),
+        pl.col("deviceId").cast(pl.Int32).alias("device_id"),
+        pl.col("contextId").cast(pl.Int64).alias("context_id"),
+        pl.col("streamId").cast(pl.Int64).alias("stream_id"),
+        _pid("globalPid"),
+        pl.col("correlationId").cast(pl.Int64).alias("correlation_id"),
+    ]
+
+
+class _Mapper:
+    def __init__(self, export: Export):
+        self.x = export
+        self.launchers: pl.DataFrame | None = None
+
+    def api_calls(self) -> pl.DataFrame | None:
+        f = self.x.read("CUPTI_ACTIVITY_KIND_RUNTIME", ["start", "end", "eventClass", "globalTid", "correlationId",
+                                                         "nameId", "returnValue", "callchainId"])
+        if f is None:
+            return None
+        f = self.x.resolve(f, "nameId", "name")
+        out = f.select(
+            *_interval(), _pid("globalTid"), _tid("globalTid"),
+            pl.col("correlationId").cast(pl.Int64).alias("correlation_id"),
+            pl.col("name"),
+            _label("eventClass", API_BY_EVENT_CLASS, "api").fill_null("other"),
+            pl.col("returnValue").cast(pl.Int64).alias("return_value"),
+            pl.col("callchainId").cast(pl.Int64).alias("callchain_id"),
+        )
+        self.launchers = (
+            out.select("pid", "correlation_id", "tid").drop_nulls("correlation_id").unique(["pid", "correlation_id"])
+        )
+        return out
+
+    def _with_launcher(self, frame: pl.DataFrame) -> pl.DataFrame:
+        if self.launchers is None:
+            return frame.with_columns(pl.lit(None, pl.Int64).alias("tid"))
+        return frame.join(self.launchers, on=["pid", "correlation_id"], how="left")
+
+    def kernels(self) -> pl.DataFrame | None:
+        cols = _GPU_COMMON + ["demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX",
+                              "blockY", "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory",
+                              "localMemoryPerThread", "graphId", "graphNodeId"]
+        f = self.x.read("CUPTI_ACTIVITY_KIND_KERNEL", cols)
+        if f is None:
+            return None
+        for col, name in (("demangledName", "name"), ("shortName", "short_name"), ("mangledName", "mangled_name")):
+            f = self.x.resolve(f, col, name)
+        out = f.select(
+            *_gpu_place(),
+            "name", "short_name", "mangled_name",
+            *[pl.col(c).cast(pl.Int32).alias(c[:-1].lower() + "_" + c[-1].lower())
+              for c in ("gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ")],
+            pl.col("registersPerThread").cast(pl.Int32).alias("registers_per_thread"),
+            pl.col("staticSharedMemory").cast(pl.Int64).alias("static_shared_memory_bytes"),
+            pl.col("dynamicSharedMemory").cast(pl.Int64).alias("dynamic_shared_memory_bytes"),
+            (pl.col("staticSharedMemory").cast(pl.Int64) + pl.col("dynamicSharedMemory").cast(pl.Int64))
+            .alias("shared_memory_bytes"),
+            pl.col("localMemoryPerThread").cast(pl.Int64).alias("local_memory_per_thread_bytes"),
+            pl.col("graphId").cast(pl.Int64).alias("graph_id"),
+            pl.col("graphNodeId").cast(pl.Int64).alias("graph_node_id"),
+            pl.col("greenContextId").cast(pl.Int64).alias("green_context_id"),
+        )
+        return self._with_launcher(out)
+
+    def memcpy(self) -> pl.DataFrame | None:
+        f = self.x.read("CUPTI_ACTIVITY_KIND_MEMCPY", _GPU_COMMON + ["bytes", "copyKind", "srcKind", "dstKind",
+                                                                      "srcDeviceId", "dstDeviceId"])
+        if f is None:
+            return None
+        labels = {k: v[0] for k, v in MEMCPY_OPERATION_BY_ID.items()}
+        codes = {k: v[1] for k, v in MEMCPY_OPERATION_BY_ID.items()}
+        out = f.select(
+            *_gpu_place(),
+            _label("copyKind", labels, "operation"),
+            _label("copyKind", codes, "copy_kind"),
+            _label("srcKind", MEM_KIND_BY_ID, "src_kind"),
+            _label("dstKind", MEM_KIND_BY_ID, "dst_kind"),
+            pl.col("bytes").cast(pl.Int64),
+            pl.col("srcDeviceId").cast(pl.Int32).alias("src_device_id"),
+            pl.col("dstDeviceId").cast(pl.Int32).alias("dst_device_id"),
+        ).with_columns(pl.format("[CUDA memcpy {}]", pl.col("operation").fill_null("Unknown")).alias("name"))
+        return self._with_launcher(out)
+
+    def memset(self) -> pl.DataFrame | None:
+        f = self.x.read("CUPTI_ACTIVITY_KIND_MEMSET", _GPU_COMMON + ["bytes", "memKind", "value"])
+        if f is None:
+            return None
+        out = f.select(
+            *_gpu_place(),
+            _label("memKind", MEM_KIND_BY_ID, "mem_kind"),
+            pl.col("bytes").cast(pl.Int64),
+            pl.col("value").cast(pl.Int64),
+            pl.lit("[CUDA memset]").alias("name"),
+        )
+        return self._with_launcher(out)
+
+    def synchronizations(self) -> pl.DataFrame | None:
+        f = self.x.read("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _GPU_COMMON + ["syncType", "deprecatedSyncType",
+                                                                               "eventId"])
+        if f is None:
+            return None
+        sync = pl.when((pl.col("syncType").cast(pl.Int64) == 0) & pl.col("deprecatedSyncType").is_not_null()) \
+            .then(pl.col("deprecatedSyncType")).otherwise(pl.col("syncType")).cast(pl.Int64)
+        return f.with_columns(sync.alias("sync")).select(
+            *_gpu_place(), _label("sync", SYNC_TYPE_BY_ID, "sync_type"), pl.col("eventId").cast(pl.Int64).alias("event_id")
+        )
+
+    def annotations(self) -> pl.DataFrame | None:
+        f = self.x.read("NVTX_EVENTS", ["start", "end", "eventType", "text", "textId", "globalTid", "domainId",
+                                        "category", "color"])
+        if f is None:
+            return None
+        f = self.x.resolve(f, "textId", "registered_text").with_columns(
+            pl.col("eventType").cast(pl.Int64), pl.col("domainId").cast(pl.Int64), _pid("globalTid"), _tid("globalTid")
+        )
+        domains = (
+            f.filter(pl.col("eventType") == NVTX_DOMAIN_CREATE)
+            .select("pid", "domainId", pl.coalesce("registered_text", "text").alias("domain"))
+            .unique(["pid", "domainId"], keep="last")
+        )
+        ranges = f.filter(pl.col("eventType").is_in(list(NVTX_KIND_BY_EVENT_TYPE))).sort("start")
+        ranges = ranges.join(domains, on=["pid", "domainId"], how="left")
+        out = ranges.select(
+            pl.int_range(pl.len(), dtype=pl.Int64).alias("annotation_id"),
+            pl.col("start").cast(pl.Int64).alias("start_ns"),
+            pl.col("end").cast(pl.Int64).alias("end_ns"),
+            (pl.col("end").cast(pl.Int64) - pl.col("start").cast(pl.Int64)).alias("duration_ns"),
+            "pid", "tid",
+            pl.coalesce(pl.col("registered_text"), pl.col("text").cast(pl.String)).alias("name"),
+            "domain",
+            _label("eventType", NVTX_KIND_BY_EVENT_TYPE, "kind"),
+            pl.lit(False).alias("is_gpu"),
+            pl.col("category").cast(pl.Int64),
+            pl.col("color").cast(pl.Int64),
+        )
+        parents, depths = parent_and_depth(
+            list(zip(out["pid"].to_list(), out["tid"].to_list())),
+            out["start_ns"].to_list(), out["end_ns"].to_list(), out["annotation_id"].to_list(),
+        )
+        return out.with_columns(pl.Series("parent_id", parents, pl.Int64), pl.Series("depth", depths, pl.Int32))
+
+    def processes(self) -> pl.DataFrame | None:
+        f = self.x.read("PROCESSES", ["globalPid", "pid", "name"])
+        if f is None:
+            return None
+        return f.select(pl.col("pid").cast(pl.Int64), pl.col("name").cast(pl.String)).unique("pid", keep="first")
+
+    def threads(self) -> pl.DataFrame | None:
+        f = self.x.read("ThreadNames", ["nameId", "globalTid"])
+        if f is None:
+            return None
+        f = self.x.resolve(f, "nameId", "name")
+        return f.select(_pid("globalTid"), _tid("globalTid"), "name").unique(["pid", "tid"], keep="last")
+
+    def devices(self) -> pl.DataFrame | None:
+        table = "TARGET_INFO_GPU" if self.x.has("TARGET_INFO_GPU") else "TARGET_INFO_CUDA_GPU"
+        if not self.x.has(table):
+            return None
+        cols = self.x.columns[table]
+        f = self.x.read(table, cols)
+        id_col = "id" if "id" in cols else "deviceId"
+        props = [orjson.dumps(row, default=str).decode() for row in f.iter_rows(named=True)]
+        get = (lambda c: pl.col(c) if c in cols else pl.lit(None))  # noqa: E731
+        return f.select(
+            get(id_col).cast(pl.Int32).alias("device_id"),
+            get("name").cast(pl.String).alias("name"),
+            pl.lit("nvidia").alias("vendor"),
+            get("computeMajor").cast(pl.Int32).alias("compute_major"),
+            get("computeMinor").cast(pl.Int32).alias("compute_minor"),
+            pl.coalesce(get("smCount"), get("numMultiprocessors")).cast(pl.Int32).alias("sm_count"),
+            get("totalMemory").cast(pl.Int64).alias("total_memory_bytes"),
+            get("memoryBandwidth").cast(pl.Int64).alias("memory_bandwidth_bytes_per_s"),
+            pl.coalesce(get("clockRate"), get("coreClockRate")).cast(pl.Int64).alias("clock_rate_hz"),
+            get("uuid").cast(pl.String).alias("uuid"),
+        ).with_columns(pl.Series("properties_json", props, pl.String))
+
+    def memory_events(self) -> pl.DataFrame | None:
+        f = self.x.read("CUDA_GPU_MEMORY_USAGE_EVENTS", ["start", "globalPid", "deviceId", "address", "bytes", "memKind",
+                                                         "memoryOperationType", "correlationId"])
+        if f is None:
+            return None
+        sign = pl.when(pl.col("memoryOperationType").cast(pl.Int64) == 1).then(-1).otherwise(1)
+        return f.select(
+            pl.col("start").cast(pl.Int64).alias("ts_ns"), _pid("globalPid"),
+            pl.lit("cuda").alias("device_type"), pl.col("deviceId").cast(pl.Int32).alias("device_id"),
+            pl.col("address").cast(pl.Int64), (pl.col("bytes").cast(pl.Int64) * sign).alias("bytes"),
+            _label("memKind", MEM_KIND_BY_ID, "mem_kind"),
+            pl.col("correlationId").cast(pl.Int64).alias("correlation_id"),
+        )
+
+    def callchains(self) -> pl.DataFrame | None:
+        parts = []
+        for kind, table in (("cuda", "CUDA_CALLCHAINS"), ("sampling", "SAMPLING_CALLCHAINS"), ("osrt", "OSRT_CALLCHAINS")):
+            f = self.x.read(table, ["id", "symbol", "module", "stackDepth", "kernelMode", "unresolved"])
+            if f is None or f.height == 0:
+                continue
+            f = self.x.resolve(self.x.resolve(f, "symbol", "symbol"), "module", "module")
+            parts.append(f.select(
+                pl.lit(kind).alias("kind"), pl.col("id").cast(pl.Int64).alias("callchain_id"),
+                pl.col("stackDepth").cast(pl.Int32).alias("depth"), "symbol", "module",
+                (pl.col("kernelMode").cast(pl.Int64) != 0).alias("is_kernel_mode"),
+                (pl.col("unresolved").cast(pl.Int64) != 0).alias("is_unresolved"),
+            ))
+        return pl.concat(parts) if parts else None
+
+    def cpu_samples(self) -> pl.DataFrame | None:
+        f = self.x.read("COMPOSITE_EVENTS", ["id", "start", "cpu", "threadState", "globalTid"])
+        if f is None:
+            return None
+        return f.select(
+            pl.col("id").cast(pl.Int64).alias("sample_id"), pl.col("start").cast(pl.Int64).alias("ts_ns"),
+            _pid("globalTid"), _tid("globalTid"), pl.col("cpu").cast(pl.Int32),
+            _label("threadState", THREAD_STATE_BY_ID, "thread_state"),
+        )
+
+    def os_runtime_calls(self) -> pl.DataFrame | None:
+        f = self.x.read("OSRT_API", ["start", "end", "globalTid", "nameId", "returnValue", "nestingLevel", "callchainId"])
+        if f is None:
+            return None
+        f = self.x.resolve(f, "nameId", "name")
+        return f.select(
+            *_interval(), _pid("globalTid"), _tid("globalTid"), "name",
+            pl.col("returnValue").cast(pl.Int64).alias("return_value"),
+            pl.col("nestingLevel").cast(pl.Int32).alias("nesting_level"),
+            pl.col("callchainId").cast(pl.Int64).alias("callchain_id"),
+        )
+
+    def profiler_overhead(self) -> pl.DataFrame | None:
+        f = self.x.read("PROFILER_OVERHEAD", ["start", "end", "globalTid", "nameId"])
+        if f is None:
+            return None
+        f = self.x.resolve(f, "nameId", "name")
+        return f.select(*_interval(), _pid("globalTid"), _tid("globalTid"), "name")
+
+
+def _span(tables: dict[str, pl.DataFrame | None]) -> tuple[int | None, int | None]:
+    starts, ends = [], []
+    for name in ("kernels", "memcpy", "memset", "api_calls", "annotations", "os_runtime_calls"):
+        f = tables.get(name)
+        if f is not None and f.height:
+            starts.append(f["start_ns"].min())
+            ends.append(f["end_ns"].max())
+    starts = [s for s in starts if s is not None]
+    ends = [e for e in ends if e is not None]
+    return (min(starts), max(ends)) if starts else (None, None)
+
+
+def ingest_nsys(path: str) -> IngestResult:
+    with open_export(path) as x:
+        if not x.has("StringIds"):
+            raise TraceError(path, "SQLite database is not an Nsight Systems export (no StringIds table)")
+        m = _Mapper(x)
+        warnings: list[str] = []
+        tables: dict[str, pl.DataFrame | None] = {"api_calls": m.api_calls()}
+        for name in ("kernels", "memcpy", "memset", "synchronizations", "annotations", "processes", "threads",
+                     "devices", "memory_events", "callchains", "cpu_samples", "os_runtime_calls", "profiler_overhead"):
+            tables[name] = getattr(m, name)()
+        meta = x.key_values("META_DATA_EXPORT") or x.key_values("EXPORT_META_DATA")
+        capture = x.key_values("META_DATA_CAPTURE")
+        session = x.read("TARGET_INFO_SESSION_START_TIME", ["utcEpochNs"])
+        env = x.read("TARGET_INFO_SYSTEM_ENV", ["name", "value"])
+    if not any(tables.get(t) is not None for t in ("api_calls", "kernels", "annotations", "os_runtime_calls")) and not meta:
+        raise TraceError(path, "SQLite database is not an Nsight Systems export (no nsys tables)")
+    if all(tables.get(t) is None or tables[t].height == 0 for t in ("kernels", "memcpy", "memset")):
+        warnings.append("no GPU activity (kernels, memcpy, memset) in this export")
+    clock_offset = session["utcEpochNs"][0] if session is not None and session.height else None
+    hostname = None
+    if env is not None:
+        hosts = env.filter(pl.col("name").cast(pl.String).str.to_lowercase() == "hostname")["value"]
+        hostname = str(hosts[0]) if len(hosts) else meta.get("EXPORT_HOST")
+    start_ns, end_ns = _span(tables)
+    sha = file_sha256(path)
+    event_count = sum(f.height for k, f in tables.items() if f is not None and k not in ("devices", "processes", "threads"))
+    out: dict[str, pa.Table] = {k: f.to_arrow() for k, f in tables.items() if f is not None}
+    out["traces"] = traces_row(
+        source="nsys", path=path, file_bytes=os.path.getsize(path), content_sha256=sha, tool="Nsight Systems",
+        tool_version=meta.get("EXPORT_PRODUCT_VERSION"), schema_version=meta.get("EXPORT_SCHEMA_VERSION"),
+        start_ns=start_ns, end_ns=end_ns, clock_offset_ns=int(clock_offset) if clock_offset is not None else None,
+        hostname=hostname, is_truncated=False, warnings=warnings,
+        metadata={"export": meta, "capture": capture}, event_count=event_count,
+    )
+    return IngestResult(make_trace_id(path, sha), out, warnings)

@@ -1,0 +1,103 @@
+"""Test tiers. The repo tier uses tests/data only. The corpus tier (marker `corpus`) reads
+../shared/traces and ../shared/oracles: it runs when TRACELAKE_CORPUS names that folder (then a
+missing corpus is an error) or when ../shared exists beside the checkout; otherwise it is skipped
+with one line saying so."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data"
+SAMPLE_FILES = sorted(p for p in DATA.iterdir() if p.is_file())
+
+
+def _corpus_root() -> tuple[Path | None, str]:
+    env = os.environ.get("TRACELAKE_CORPUS")
+    if env:
+        root = (REPO / env).resolve() if not os.path.isabs(env) else Path(env)
+        if not (root / "traces").is_dir() or not (root / "oracles").is_dir():
+            raise pytest.UsageError(f"TRACELAKE_CORPUS={env}: no traces/ and oracles/ under {root}")
+        return root, f"corpus tier: {root}"
+    default = REPO.parent / "shared"
+    if (default / "traces").is_dir():
+        return default, f"corpus tier: {default}"
+    return None, "corpus tier did not run: no ../shared beside the checkout and TRACELAKE_CORPUS is unset"
+
+
+CORPUS, CORPUS_STATUS = None, ""
+
+
+def pytest_configure(config):
+    global CORPUS, CORPUS_STATUS
+    CORPUS, CORPUS_STATUS = _corpus_root()
+
+
+def pytest_collection_modifyitems(config, items):
+    if CORPUS is None:
+        skip = pytest.mark.skip(reason=CORPUS_STATUS)
+        for item in items:
+            if "corpus" in item.keywords:
+                item.add_marker(skip)
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(CORPUS_STATUS)
+
+
+def corpus_files(kind: str) -> list[Path]:
+    """Trace files of ../shared/traces/<kind> (for parametrize; empty without a corpus)."""
+    if CORPUS is None:
+        return []
+    base = CORPUS / "traces" / kind
+    return sorted(p for p in base.rglob("*") if p.is_file() and p.name != "PROVENANCE.md")
+
+
+def ids(paths):
+    return [p.name for p in paths]
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if CORPUS is None:
+        pytest.skip(CORPUS_STATUS)
+    return CORPUS
+
+
+@pytest.fixture(scope="session")
+def sample_lake(tmp_path_factory) -> Path:
+    from tracelake.analysis.cli import main
+
+    lake = tmp_path_factory.mktemp("sample") / "lake"
+    assert main(["ingest", str(DATA), "--lake", str(lake), "--quiet"]) == 0
+    return lake
+
+
+@pytest.fixture(scope="session")
+def corpus_lake(corpus, tmp_path_factory) -> Path:
+    from tracelake.analysis.cli import main
+
+    lake = tmp_path_factory.mktemp("corpus") / "lake"
+    assert main(["ingest", str(corpus / "traces"), "--lake", str(lake), "--quiet"]) == 0
+    return lake
+
+
+@pytest.fixture(scope="session")
+def sample_con(sample_lake):
+    from tracelake.analysis.lake import connect
+
+    con = connect(sample_lake)
+    yield con
+    con.close()
+
+
+@pytest.fixture(scope="session")
+def corpus_con(corpus_lake):
+    from tracelake.analysis.lake import connect
+
+    con = connect(corpus_lake)
+    yield con
+    con.close()

@@ -1,0 +1,141 @@
+"""The lake, its DuckDB database and the CLI on the bundled sample traces."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from conftest import DATA, REPO, SAMPLE_FILES
+from tracelake.analysis import lake as lake_mod
+from tracelake.analysis.cli import main
+from tracelake.analysis.schema_doc import render
+from tracelake.ingest import lake_writer
+from tracelake.ingest.schema import TABLES
+
+TRACE_FILES = [p for p in SAMPLE_FILES if p.name.endswith((".gz", ".json", ".sqlite"))]
+
+
+def _duckdb_cli() -> str:
+    exe = Path(sys.executable).with_name("duckdb")
+    found = str(exe) if exe.exists() else shutil.which("duckdb")
+    assert found, "the duckdb CLI (pip install duckdb-cli, part of the dev extras) is missing"
+    return found
+
+
+def test_every_sample_trace_is_in_the_lake(sample_con):
+    rows = sample_con.execute("SELECT file_name, source FROM traces ORDER BY 1").fetchall()
+    assert [r[0] for r in rows] == sorted(p.name for p in TRACE_FILES)
+    assert {r[1] for r in rows} == {"nsys", "pytorch"}
+
+
+def test_parquet_files_match_the_schema(sample_lake):
+    for name, table in TABLES.items():
+        files = list((sample_lake / name).glob("trace_id=*/data.parquet"))
+        assert len(files) == len(TRACE_FILES), name
+        for f in files:
+            assert pq.read_schema(f).remove_metadata() == table.arrow_schema, f
+
+
+def test_event_counts_add_up(sample_con):
+    declared = sample_con.execute("SELECT sum(event_count) FROM traces").fetchone()[0]
+    tables = [t for t in TABLES if t not in ("traces", "devices", "processes", "threads")]
+    counted = sum(sample_con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables)
+    assert declared == counted
+
+
+def test_sql_command_formats(sample_lake, capsys):
+    query = "SELECT source, count(*) AS n FROM traces GROUP BY 1 ORDER BY 1"
+    assert main(["sql", "--lake", str(sample_lake), "--format", "csv", query]) == 0
+    assert capsys.readouterr().out.splitlines() == ["source,n", "nsys,1", "pytorch,3"]
+    assert main(["sql", "--lake", str(sample_lake), "--format", "json", query]) == 0
+    assert json.loads(capsys.readouterr().out) == [{"source": "nsys", "n": 1}, {"source": "pytorch", "n": 3}]
+    assert main(["sql", "--lake", str(sample_lake), query]) == 0
+    assert "pytorch" in capsys.readouterr().out
+
+
+def test_exit_codes(sample_lake, tmp_path, capsys):
+    assert main(["sql", "--lake", str(sample_lake), "SELECT * FROM no_such_table"]) == 2
+    assert main(["sql", "--lake", str(tmp_path / "nowhere"), "SELECT 1"]) == 2
+    with pytest.raises(SystemExit) as e:
+        main(["ingest"])
+    assert e.value.code == 2
+    assert main(["ingest", str(tmp_path / "missing.json"), "--lake", str(tmp_path / "l")]) == 1
+    assert "missing.json" in capsys.readouterr().err
+
+
+def test_help_everywhere():
+    for cmd in ([], ["ingest"], ["sql"], ["relink"], ["report"], ["run"], ["callctx"], ["mail"]):
+        out = subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", *cmd, "--help"], capture_output=True,
+                             text=True, cwd=REPO)
+        assert out.returncode == 0 and "usage: tracelake" in out.stdout
+
+
+def test_duckdb_cli_reads_the_database_from_anywhere(tmp_path):
+    lake = tmp_path / "lake"  # a lake of its own: the session's lake is held open by other tests
+    assert main(["ingest", str(DATA), "--lake", str(lake), "-q"]) == 0
+    elsewhere = tmp_path / "somewhere" / "else"
+    elsewhere.mkdir(parents=True)
+    out = subprocess.run([_duckdb_cli(), str(lake / "tracelake.duckdb"), "-csv", "-c",
+                          "SELECT count(*) AS n FROM kernels"], capture_output=True, text=True, cwd=elsewhere)
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout.split()[1]) > 0
+
+
+def test_moved_lake_is_relinked(sample_lake, tmp_path):
+    moved = tmp_path / "elsewhere" / "lake"
+    shutil.copytree(sample_lake, moved)
+    con = lake_mod.connect(moved)  # tracelake notices the move and rebuilds the views
+    try:
+        n = con.execute("SELECT count(*) FROM traces").fetchone()[0]
+        path = con.execute("SELECT lake_path FROM _lake_info").fetchone()[0]
+    finally:
+        con.close()
+    assert n == len(TRACE_FILES) and path == str(moved.resolve())
+    out = subprocess.run([_duckdb_cli(), str(moved / "tracelake.duckdb"), "-csv", "-c", "SELECT count(*) FROM traces"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0 and out.stdout.split()[1] == str(len(TRACE_FILES))
+
+
+def test_reingest_replaces_and_crash_leftovers_are_removed(tmp_path, monkeypatch):
+    lake = tmp_path / "lake"
+    one = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"
+    assert main(["ingest", str(one), "--lake", str(lake), "-q"]) == 0
+    assert main(["ingest", str(one), "--lake", str(lake), "-q"]) == 0
+    con = lake_mod.connect(lake)
+    assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 1
+    clean = con.execute("SELECT count(*) FROM kernels").fetchone()[0]
+    con.close()
+
+    # A crash after some tables were renamed into place but before `traces`.
+    calls = {"n": 0}
+    real_replace = os.replace
+
+    def crash_after_three(src, dst):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise KeyboardInterrupt
+        real_replace(src, dst)
+
+    other = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
+    monkeypatch.setattr(lake_writer.os, "replace", crash_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        main(["ingest", str(other), "--lake", str(lake), "-q"])
+    monkeypatch.setattr(lake_writer.os, "replace", real_replace)
+    assert len(list((lake / "devices").iterdir())) == 2  # the half-written trace is on disk ...
+    removed = lake_writer.remove_incomplete(lake)
+    assert len(removed) == 1 and removed[0].startswith("torch-2.11_mnist")
+    assert len(list((lake / "devices").iterdir())) == 1  # ... and gone before the next write
+    assert not (lake / ".staging").exists()
+    con = lake_mod.connect(lake)
+    assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == clean
+    con.close()
+
+
+def test_schema_doc_is_current():
+    assert (REPO / "docs" / "schema.md").read_text() == render(), "run `make docs`"
