@@ -29,11 +29,26 @@ def _slow_us_text_to_ns(text: str | None) -> int | None:
     return int(value.to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
+def raw_us_to_ns(raws: list) -> pa.Array:
+    """µs number texts as bytes-like objects (msgspec.Raw; empty = missing) -> int64 ns.
+
+    The texts are joined into one buffer and split by polars, so no Python object is made per value.
+    """
+    if not raws:
+        return pa.array([], pa.int64())
+    joined = b"\n".join(raws).decode("ascii", "replace")
+    series = pl.Series([joined]).str.split("\n").explode()
+    return _text_series_to_ns(series.replace("", None))
+
+
 def us_text_to_ns(texts: list[bytes | None] | pa.Array) -> pa.Array:
     """Vectorized: µs number texts (bytes or str, None for missing) -> int64 ns (null if not a number)."""
     if not isinstance(texts, pa.Array):
         texts = pa.array(texts, type=pa.binary())
-    series = pl.Series(texts.cast(pa.string()) if texts.type != pa.string() else texts)
+    return _text_series_to_ns(pl.Series(texts.cast(pa.string()) if texts.type != pa.string() else texts))
+
+
+def _text_series_to_ns(series: pl.Series) -> pa.Array:
     parts = series.str.extract_groups(_PLAIN)
     sign = parts.struct.field("1")
     whole = parts.struct.field("2").cast(pl.Int64)

@@ -9,17 +9,17 @@ baseTimeNanoseconds the trace clock is Kineto's relative one and clock_offset_ns
 from __future__ import annotations
 
 import os
-import re
 from collections import defaultdict
 from typing import Any
 
 import msgspec
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import kineto_args as A
 from .errors import TraceError
-from .exact_time import us_text_to_ns
+from .exact_time import raw_us_to_ns, us_text_to_ns
 from .identity import content_sha256, make_trace_id
 from .ingest_result import IngestResult, traces_row
 from .kineto_decode import Event, decode
@@ -28,7 +28,7 @@ from .names import (
     kernel_short_name,
     parse_memcpy_name,
     parse_memset_kind,
-    parse_python_frame,
+    parse_python_frames,
 )
 from .nesting import parent_and_depth
 
@@ -50,34 +50,16 @@ SYNC_KIND = {
     "stream wait event": "stream_wait", "stream_sync": "stream_sync", "stream sync": "stream_sync",
     "context_sync": "context_sync", "context sync": "context_sync",
 }
-_FIRST_INT = re.compile(r"-?\d+")
+_int, _float = A.to_int, A.to_float
 
 
-def _int(x: Any) -> int | None:
-    """Lenient integer: ints pass, digit strings and whole floats convert, anything else is NULL."""
-    if type(x) is int:
-        return x
-    if x is None or isinstance(x, bool):
-        return None
-    if isinstance(x, float):
-        return int(x) if x == x and abs(x) < 9.2e18 else None
-    if isinstance(x, str):
-        m = _FIRST_INT.search(x)
-        return int(m.group()) if m else None
-    return None
-
-
-def _ints(values) -> list:
-    return [v if type(v) is int else _int(v) for v in values]
-
-
-def _float(x: Any) -> float | None:
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return float(x)
+def _ints(values) -> pa.Array:
+    """pid/tid/id fields of events: ints, or strings like "stream 7" / "3340707648"."""
+    values = list(values)
     try:
-        return float(x) if isinstance(x, str) else None
-    except ValueError:
-        return None
+        return pa.array(values, type=pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([v if type(v) is int else _int(v) for v in values], type=pa.int64())
 
 
 def _text(values: list[bytes]) -> pa.Array:
@@ -90,8 +72,8 @@ def _text(values: list[bytes]) -> pa.Array:
 
 
 def _interval_columns(events: list[Event]) -> dict[str, pa.Array]:
-    start = us_text_to_ns([bytes(e.ts) or None for e in events])
-    duration = us_text_to_ns([bytes(e.dur) or None for e in events])
+    start = raw_us_to_ns([e.ts for e in events])
+    duration = raw_us_to_ns([e.dur for e in events])
     frame = pl.DataFrame({"start_ns": start, "duration_ns": duration})
     frame = frame.with_columns(end_ns=pl.col("start_ns") + pl.col("duration_ns"))
     return {c: frame[c].to_arrow() for c in ("start_ns", "end_ns", "duration_ns")}
@@ -118,7 +100,6 @@ class _Builder:
 
     # -- routing -------------------------------------------------------------------------------
     def route(self, events: list[Event]) -> None:
-        zero_events = 0
         table_of = CATEGORY_TABLE
         by_table = self.by_table
         for e in events:
@@ -139,12 +120,6 @@ class _Builder:
                 self.meta_events.append(e)
             elif ph == "C":
                 self.counter_events.append(e)
-        for name, evs in by_table.items():
-            kept = [e for e in evs if not (bytes(e.ts) in (b"0", b"0.0", b"0.000") and bytes(e.dur) in (b"0", b"0.0", b"0.000"))]
-            zero_events += len(evs) - len(kept)
-            by_table[name] = kept
-        if zero_events:
-            self.warnings.append(f"dropped {zero_events} events with ts=0 and dur=0 (profiler placeholders)")
 
     # -- tables --------------------------------------------------------------------------------
     def gpu_table(self, name: str) -> pa.Table | None:
@@ -153,11 +128,11 @@ class _Builder:
             return None
         args = A.decode_all(A.GpuArgs, events)
         cols: dict[str, Any] = _interval_columns(events)
-        cols["device_id"] = [_int(a.device) if a.device is not None else _int(e.pid) for a, e in zip(args, events)]
-        cols["context_id"] = _ints(a.context for a in args)
-        cols["stream_id"] = [_int(a.stream) if a.stream is not None else _int(e.tid) for a, e in zip(args, events)]
-        cols["correlation_id"] = _ints(a.correlation for a in args)
-        cols["external_id"] = [_int(a.external_id if a.external_id is not None else a.external_id_legacy) for a in args]
+        cols["device_id"] = [a.device if a.device is not None else _int(e.pid) for a, e in zip(args, events)]
+        cols["context_id"] = [a.context for a in args]
+        cols["stream_id"] = [a.stream if a.stream is not None else _int(e.tid) for a, e in zip(args, events)]
+        cols["correlation_id"] = [a.correlation for a in args]
+        cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
         names = [_str_or_none(e.name) for e in events]
         cols["name"] = names
         if name == "kernels":
@@ -165,29 +140,29 @@ class _Builder:
             grids = [a.grid if isinstance(a.grid, list) and len(a.grid) == 3 else (None, None, None) for a in args]
             blocks = [a.block if isinstance(a.block, list) and len(a.block) == 3 else (None, None, None) for a in args]
             for i, axis in enumerate("xyz"):
-                cols[f"grid_{axis}"] = [_int(g[i]) for g in grids]
-                cols[f"block_{axis}"] = [_int(b[i]) for b in blocks]
-            cols["registers_per_thread"] = _ints(a.registers_per_thread for a in args)
-            cols["shared_memory_bytes"] = _ints(a.shared_memory for a in args)
-            cols["blocks_per_sm"] = [_float(a.blocks_per_sm) for a in args]
-            cols["warps_per_sm"] = [_float(a.warps_per_sm) for a in args]
-            cols["est_achieved_occupancy_pct"] = [_float(a.occupancy) for a in args]
-            cols["graph_id"] = _ints(a.graph_id for a in args)
-            cols["graph_node_id"] = _ints(a.graph_node_id for a in args)
-            cols["collective_name"] = [_str_or_none(a.collective_name) for a in args]
+                cols[f"grid_{axis}"] = [g[i] for g in grids]
+                cols[f"block_{axis}"] = [b[i] for b in blocks]
+            cols["registers_per_thread"] = [a.registers_per_thread for a in args]
+            cols["shared_memory_bytes"] = [a.shared_memory for a in args]
+            cols["blocks_per_sm"] = [a.blocks_per_sm for a in args]
+            cols["warps_per_sm"] = [a.warps_per_sm for a in args]
+            cols["est_achieved_occupancy_pct"] = [a.occupancy for a in args]
+            cols["graph_id"] = [a.graph_id for a in args]
+            cols["graph_node_id"] = [a.graph_node_id for a in args]
+            cols["collective_name"] = [a.collective_name for a in args]
         elif name == "memcpy":
             parsed = [parse_memcpy_name(n) for n in names]
             cols["copy_kind"] = [p[0] for p in parsed]
             cols["operation"] = [MEMCPY_OPERATION_BY_CODE.get(p[0]) for p in parsed]
             cols["src_kind"] = [p[1] for p in parsed]
             cols["dst_kind"] = [p[2] for p in parsed]
-            cols["bytes"] = _ints(a.bytes for a in args)
+            cols["bytes"] = [a.bytes for a in args]
         elif name == "memset":
             cols["mem_kind"] = [parse_memset_kind(n) for n in names]
-            cols["bytes"] = _ints(a.bytes for a in args)
+            cols["bytes"] = [a.bytes for a in args]
         elif name == "synchronizations":
             cols["sync_type"] = [SYNC_KIND.get(str(a.cuda_sync_kind).lower(), "unknown") for a in args]
-            cols["event_id"] = _ints(a.event_id for a in args)
+            cols["event_id"] = [a.event_id for a in args]
             del cols["name"]
         cols["args_json"] = _text([bytes(e.args) for e in events])
         return pa.table(cols)
@@ -200,11 +175,11 @@ class _Builder:
         cols: dict[str, Any] = _interval_columns(events)
         cols["pid"] = _ints(e.pid for e in events)
         cols["tid"] = _ints(e.tid for e in events)
-        cols["correlation_id"] = _ints(a.correlation for a in args)
-        cols["external_id"] = [_int(a.external_id if a.external_id is not None else a.external_id_legacy) for a in args]
+        cols["correlation_id"] = [a.correlation for a in args]
+        cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
         cols["name"] = [_str_or_none(e.name) for e in events]
         cols["api"] = ["driver" if str(e.cat).lower().endswith("driver") else "runtime" for e in events]
-        cols["cbid"] = _ints(a.cbid for a in args)
+        cols["cbid"] = [a.cbid for a in args]
         cols["args_json"] = _text([bytes(e.args) for e in events])
         return pa.table(cols)
 
@@ -218,15 +193,15 @@ class _Builder:
         cols["pid"] = _ints(e.pid for e in events)
         cols["tid"] = _ints(e.tid for e in events)
         cols["name"] = [_str_or_none(e.name) for e in events]
-        cols["external_id"] = [_int(a.external_id if a.external_id is not None else a.external_id_legacy) for a in args]
-        cols["sequence_number"] = _ints(a.sequence_number for a in args)
-        cols["fwd_thread_id"] = _ints(a.fwd_thread_id for a in args)
+        cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+        cols["sequence_number"] = [a.sequence_number for a in args]
+        cols["fwd_thread_id"] = [a.fwd_thread_id for a in args]
         cols["input_dims"] = _text([bytes(a.input_dims) or bytes(a.input_dims_legacy) for a in args])
         cols["input_types"] = _text([bytes(a.input_type) for a in args])
         cols["input_strides"] = _text([bytes(a.input_strides) for a in args])
         cols["concrete_inputs"] = _text([bytes(a.concrete_inputs) for a in args])
-        cols["call_stack"] = [a.call_stack or None if isinstance(a.call_stack, str) else None for a in args]
-        cols["flops"] = _ints(a.flops for a in args)
+        cols["call_stack"] = [a.call_stack or None for a in args]
+        cols["flops"] = [a.flops for a in args]
         cols["args_json"] = _text([bytes(e.args) for e in events])
         return pa.table(cols)
 
@@ -243,8 +218,8 @@ class _Builder:
         cols["name"] = [_str_or_none(e.name) for e in events]
         cols["kind"] = ["gpu_user_annotation" if g else "user_annotation" for g in is_gpu]
         cols["is_gpu"] = is_gpu
-        cols["external_id"] = [_int(a.external_id if a.external_id is not None else a.external_id_legacy) for a in args]
-        lanes = list(zip(cols["pid"], cols["tid"], is_gpu))
+        cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+        lanes = list(zip(cols["pid"].to_pylist(), cols["tid"].to_pylist(), is_gpu))
         cols["parent_id"], cols["depth"] = parent_and_depth(
             lanes, cols["start_ns"].to_pylist(), cols["end_ns"].to_pylist(), cols["annotation_id"]
         )
@@ -256,21 +231,19 @@ class _Builder:
         if not events:
             return None
         args = A.decode_all(A.PythonArgs, events)
-        names = [_str_or_none(e.name) for e in events]
-        parsed = [parse_python_frame(n) for n in names]
+        names = pl.Series("name", [_str_or_none(e.name) for e in events], pl.String)
+        parsed = parse_python_frames(names)
         cols: dict[str, Any] = {
-            "frame_id": _ints(a.python_id for a in args),
-            "parent_frame_id": _ints(a.python_parent_id for a in args),
+            "frame_id": [a.python_id for a in args],
+            "parent_frame_id": [a.python_parent_id for a in args],
         }
         cols.update(_interval_columns(events))
         cols["pid"] = _ints(e.pid for e in events)
         cols["tid"] = _ints(e.tid for e in events)
-        cols["name"] = names
-        cols["file"] = [p[0] for p in parsed]
-        cols["line"] = [p[1] for p in parsed]
-        cols["function"] = [p[2] for p in parsed]
-        cols["frame_kind"] = [p[3] for p in parsed]
-        cols["module_id"] = _ints(a.python_module_id for a in args)
+        cols["name"] = names.to_arrow()
+        for column in ("file", "line", "function", "frame_kind"):
+            cols[column] = parsed[column].to_arrow()
+        cols["module_id"] = [a.python_module_id for a in args]
         return pa.table(cols)
 
     def flows(self) -> pa.Table | None:
@@ -282,7 +255,7 @@ class _Builder:
                 "side": [ends[e.ph] for e in self.flow_events],
                 "kind": [_str_or_none(e.cat) for e in self.flow_events],
                 "flow_id": _ints(e.id for e in self.flow_events),
-                "ts_ns": us_text_to_ns([bytes(e.ts) or None for e in self.flow_events]),
+                "ts_ns": raw_us_to_ns([e.ts for e in self.flow_events]),
                 "pid": _ints(e.pid for e in self.flow_events),
                 "tid": _ints(e.tid for e in self.flow_events),
             },
@@ -306,16 +279,16 @@ class _Builder:
         device_type = {0: "cpu", 1: "cuda"}
         return pa.table(
             {
-                "ts_ns": us_text_to_ns([bytes(e.ts) or None for e in events]),
+                "ts_ns": raw_us_to_ns([e.ts for e in events]),
                 "pid": _ints(e.pid for e in events),
                 "tid": _ints(e.tid for e in events),
-                "device_type": [device_type.get(_int(a.device_type), None if a.device_type is None else str(a.device_type))
+                "device_type": [device_type.get(a.device_type, None if a.device_type is None else str(a.device_type))
                                 for a in args],
-                "device_id": _ints(a.device_id for a in args),
-                "address": _ints(a.addr for a in args),
-                "bytes": _ints(a.bytes for a in args),
-                "total_allocated_bytes": _ints(a.total_allocated for a in args),
-                "total_reserved_bytes": _ints(a.total_reserved for a in args),
+                "device_id": [a.device_id for a in args],
+                "address": [a.addr for a in args],
+                "bytes": [a.bytes for a in args],
+                "total_allocated_bytes": [a.total_allocated for a in args],
+                "total_reserved_bytes": [a.total_reserved for a in args],
             }
         )
 
@@ -432,7 +405,7 @@ def ingest_kineto(path: str) -> IngestResult:
     tables["devices"] = _devices(md, "amd" if is_amd else "nvidia")
 
     process_names, thread_names = b.names()
-    cpu_pids.update(p for p in _ints(e.pid for e in b.by_table.get("python_frames", [])) if p is not None)
+    cpu_pids.update(p for p in _ints(e.pid for e in b.by_table.get("python_frames", [])).to_pylist() if p is not None)
     tables["processes"] = pa.table(
         {
             "pid": sorted(cpu_pids),
@@ -451,15 +424,24 @@ def ingest_kineto(path: str) -> IngestResult:
         schema=pa.schema([("pid", pa.int64()), ("tid", pa.int64()), ("name", pa.string())]),
     )
 
-    # Negative durations are impossible; keep the rows out and say so.
-    for name in ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "annotations", "python_frames"):
+    # Negative durations are impossible and ts=0, dur=0 events are profiler placeholders
+    # (pytorch#188481): keep those rows out and say so.
+    placeholders = 0
+    for name in ("kernels", "memcpy", "memset", "synchronizations", "api_calls", "cpu_ops", "annotations",
+                 "python_frames"):
         t = tables[name]
-        if t is not None:
-            frame = pl.from_arrow(t)
-            bad = frame.filter(pl.col("duration_ns") < 0).height
-            if bad:
-                b.warnings.append(f"dropped {bad} {name} rows with a negative duration")
-                tables[name] = frame.filter(~(pl.col("duration_ns") < 0)).to_arrow()
+        if t is None:
+            continue
+        negative = pc.less(t.column("duration_ns"), 0)
+        placeholder = pc.and_(pc.equal(t.column("start_ns"), 0), pc.equal(t.column("duration_ns"), 0))
+        n_negative, n_placeholder = pc.sum(negative).as_py() or 0, pc.sum(placeholder).as_py() or 0
+        if n_negative or n_placeholder:
+            tables[name] = t.filter(pc.invert(pc.or_kleene(negative, placeholder)).fill_null(True))
+        if n_negative:
+            b.warnings.append(f"dropped {n_negative} {name} rows with a negative duration")
+        placeholders += n_placeholder
+    if placeholders:
+        b.warnings.append(f"dropped {placeholders} events with ts=0 and dur=0 (profiler placeholders)")
 
     starts, ends = [], []
     for name in ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "annotations", "python_frames"):

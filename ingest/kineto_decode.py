@@ -13,6 +13,7 @@ and the trace is marked truncated. See docs/ingest.md.
 from __future__ import annotations
 
 import gzip
+import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,9 @@ _event_decoder = msgspec.json.Decoder(Event)
 _raw_list_decoder = msgspec.json.Decoder(list[msgspec.Raw])
 # Top-level object: one skipping pass that leaves every value as raw text.
 _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+_FIRST_NON_SPACE = re.compile(rb"[^ \t\r\n]")
 
 
 @dataclass
@@ -117,10 +121,10 @@ def _salvage_events(data: bytes) -> tuple[list[Event], int] | None:
 
 def decode(path: str) -> DecodedTrace:
     raw, data, warnings, truncated = read_bytes(path)
-    stripped = data.lstrip()
-    if not stripped:
+    m = _FIRST_NON_SPACE.search(data)
+    if m is None:
         raise TraceError(path, "file holds only whitespace")
-    first = stripped[:1]
+    first = m.group()
     if first not in (b"{", b"["):
         raise TraceError(path, "not a JSON trace (does not start with '{' or '[')")
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
@@ -51,9 +52,12 @@ def write_trace(lake: Path, trace_id: str, tables: dict[str, pa.Table]) -> None:
     staging = lake / STAGING / f"{trace_id}.{uuid.uuid4().hex[:8]}"
     try:
         for name in TABLES:
-            target = staging / name
-            target.mkdir(parents=True)
-            pq.write_table(conform(name, tables.get(name)), target / "data.parquet", compression="zstd")
+            (staging / name).mkdir(parents=True)
+        # pyarrow releases the GIL while encoding: write the tables in parallel.
+        with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+            list(pool.map(lambda name: pq.write_table(conform(name, tables.get(name)),
+                                                      staging / name / "data.parquet", compression="zstd"),
+                          sorted(TABLES, key=lambda n: -(tables[n].num_rows if n in tables else 0))))
         delete_trace(lake, trace_id)
         for name in [n for n in TABLES if n != "traces"] + ["traces"]:
             final = partition_dir(lake, name, trace_id)

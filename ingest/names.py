@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import polars as pl
+
 # CUPTI memory kinds (ENUM_CUDA_MEM_KIND ids and Kineto's printed names) -> schema labels.
 MEM_KIND_BY_ID = {
     0: "pageable", 1: "pinned", 2: "device", 3: "array", 4: "managed",
@@ -82,16 +84,23 @@ def kernel_short_name(name: str | None) -> str | None:
     return short or name
 
 
-_PY_FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
+def parse_python_frames(names: pl.Series) -> pl.DataFrame:
+    """Kineto python_function labels -> file, line, function, frame_kind (vectorized).
 
-
-def parse_python_frame(name: str | None) -> tuple[str | None, int | None, str | None, str]:
-    """Kineto python_function label -> (file, line, function, frame_kind)."""
-    if not name:
-        return None, None, None, "c_call"
-    m = _PY_FRAME.match(name)
-    if m:
-        return m.group(1), int(m.group(2)), m.group(3), "python"
-    if name.startswith("nn.Module: "):
-        return None, None, name[len("nn.Module: "):], "module"
-    return None, None, name, "c_call"
+    'train.py(42): step' is a source frame; 'nn.Module: Linear_0' a module call; anything else
+    (e.g. '<built-in method add of ...>') a C call.
+    """
+    frame = names.to_frame("name").with_columns(
+        pl.col("name").str.extract_groups(r"^(.*)\((\d+)\): (.*)$").alias("m")
+    )
+    source = pl.col("m").struct.field("2").is_not_null()
+    module = pl.col("name").str.starts_with("nn.Module: ")
+    return frame.select(
+        pl.when(source).then(pl.col("m").struct.field("1")).alias("file"),
+        pl.col("m").struct.field("2").cast(pl.Int32, strict=False).alias("line"),
+        pl.when(source).then(pl.col("m").struct.field("3"))
+        .when(module).then(pl.col("name").str.strip_prefix("nn.Module: "))
+        .otherwise(pl.col("name")).alias("function"),
+        pl.when(source).then(pl.lit("python")).when(module).then(pl.lit("module")).otherwise(pl.lit("c_call"))
+        .alias("frame_kind"),
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import polars as pl
+
 
 def parent_and_depth(lane: list, start_ns: list, end_ns: list, ids: list) -> tuple[list, list]:
     """For each range, the id of the innermost range on the same lane that contains it, and its depth.
@@ -17,7 +19,12 @@ def parent_and_depth(lane: list, start_ns: list, end_ns: list, ids: list) -> tup
     starts = [s if s is not None else -(2**63) for s in start_ns]
     ends = list(end_ns)
     lanes = [str(x) for x in lane]
-    order = sorted(range(n), key=lambda i: (lanes[i], starts[i], -(ends[i] if ends[i] is not None else starts[i])))
+    order = (
+        pl.DataFrame({"lane": lanes, "start": starts, "end": ends}, schema_overrides={"end": pl.Int64})
+        .with_row_index("i")
+        .sort(["lane", "start", pl.coalesce("end", "start")], descending=[False, False, True])["i"]
+        .to_list()
+    )
     stack: list[int] = []
     current_lane = None
     for i in order:

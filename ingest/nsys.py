@@ -10,6 +10,7 @@ GPU work is joined to its API call on (pid, correlation_id).
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import orjson
 import polars as pl
@@ -311,10 +312,17 @@ def ingest_nsys(path: str) -> IngestResult:
             raise TraceError(path, "SQLite database is not an Nsight Systems export (no StringIds table)")
         m = _Mapper(x)
         warnings: list[str] = []
-        tables: dict[str, pl.DataFrame | None] = {"api_calls": m.api_calls()}
-        for name in ("kernels", "memcpy", "memset", "synchronizations", "annotations", "processes", "threads",
-                     "devices", "memory_events", "callchains", "cpu_samples", "os_runtime_calls", "profiler_overhead"):
-            tables[name] = getattr(m, name)()
+        x.strings()
+        # Tables are independent except that GPU work needs the API calls' launchers: read and map
+        # them in parallel (ADBC, polars and Arrow release the GIL).
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            sha_future = pool.submit(file_sha256, path)
+            independent = {name: pool.submit(getattr(m, name)) for name in (
+                "callchains", "os_runtime_calls", "annotations", "synchronizations", "processes", "threads", "devices",
+                "memory_events", "cpu_samples", "profiler_overhead")}
+            tables: dict[str, pl.DataFrame | None] = {"api_calls": m.api_calls()}
+            launched = {name: pool.submit(getattr(m, name)) for name in ("kernels", "memcpy", "memset")}
+            tables.update({name: f.result() for name, f in {**independent, **launched}.items()})
         meta = x.key_values("META_DATA_EXPORT") or x.key_values("EXPORT_META_DATA")
         capture = x.key_values("META_DATA_CAPTURE")
         session = x.read("TARGET_INFO_SESSION_START_TIME", ["utcEpochNs"])
@@ -329,7 +337,7 @@ def ingest_nsys(path: str) -> IngestResult:
         hosts = env.filter(pl.col("name").cast(pl.String).str.to_lowercase() == "hostname")["value"]
         hostname = str(hosts[0]) if len(hosts) else meta.get("EXPORT_HOST")
     start_ns, end_ns = _span(tables)
-    sha = file_sha256(path)
+    sha = sha_future.result()
     event_count = sum(f.height for k, f in tables.items() if f is not None and k not in ("devices", "processes", "threads"))
     out: dict[str, pa.Table] = {k: f.to_arrow() for k, f in tables.items() if f is not None}
     out["traces"] = traces_row(

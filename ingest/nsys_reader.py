@@ -14,6 +14,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import threading
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
@@ -80,19 +81,34 @@ class Export:
     def __init__(self, path: str, local: str):
         self.path = path
         uri = Path(local).resolve().as_uri() + "?mode=ro&immutable=1"
+        self._uri = uri
+        # One ADBC connection per thread: the mapper reads tables in parallel.
+        self._local = threading.local()
+        self._connections: list = []
+        self._lock = threading.Lock()
         try:
-            self._conn = adbc.connect(uri, autocommit=True)
             self.columns = self._introspect()
         except Exception as e:  # noqa: BLE001 - driver errors have many types
+            self.close()
             raise TraceError(path, f"cannot read SQLite database ({_first_line(e)})") from None
-        self._uri = uri
         self._strings: pl.DataFrame | None = None
+        self.queries: list[str] = []  # every data SELECT, in order (the benchmark's floor replays them)
 
     def close(self) -> None:
-        self._conn.close()
+        for conn in self._connections:
+            conn.close()
+        self._connections.clear()
+
+    def _conn(self):
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = adbc.connect(self._uri, autocommit=True)
+            with self._lock:
+                self._connections.append(conn)
+        return conn
 
     def _query(self, sql: str) -> pa.Table:
-        cur = self._conn.cursor()
+        cur = self._conn().cursor()
         try:
             cur.execute(sql)
             return cur.fetch_arrow_table()
@@ -120,6 +136,7 @@ class Export:
         sql = "SELECT " + ", ".join(f'"{c}"' for c in present) + f' FROM "{table}"'
         if where:
             sql += f" WHERE {where}"
+        self.queries.append(sql)
         try:
             frame = pl.from_arrow(self._query(sql))
         except Exception:  # noqa: BLE001 - ADBC infers types from the first rows; retry row-wise
@@ -144,6 +161,10 @@ class Export:
 
     def strings(self) -> pl.DataFrame:
         """StringIds as (id, value)."""
+        with self._lock:
+            return self._read_strings()
+
+    def _read_strings(self) -> pl.DataFrame:
         if self._strings is None:
             s = self.read("StringIds", ["id", "value"])
             self._strings = (s if s is not None else pl.DataFrame({"id": [], "value": []})).with_columns(

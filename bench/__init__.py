@@ -1,0 +1,1 @@
+"""tracelake benchmarks: `make bench` (python -m bench) writes bench/RESULTS.md."""

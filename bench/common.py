@@ -1,0 +1,60 @@
+"""Timing, peak memory and machine info for the benchmarks. Ratios are measured within one run."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("TRACELAKE_CORPUS", REPO.parent / "shared"))
+if not SHARED.is_absolute():
+    SHARED = (REPO / SHARED).resolve()
+HTA_PYTHON = Path(os.environ.get("HTA_PYTHON", REPO.parent / "hta-venv" / "bin" / "python"))
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    """Best wall time of `repeat` runs (the least disturbed by other load on a shared machine)."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def run_measured(code: str, python: str = sys.executable) -> dict:
+    """Run `code` in a fresh interpreter; it must print one JSON object. Adds peak RSS in MiB."""
+    wrapper = (
+        "import json, resource, sys\n"
+        f"{code}\n"
+        "out = dict(result)\n"
+        "out['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "print(json.dumps(out))\n"
+    )
+    proc = subprocess.run([python, "-c", wrapper], capture_output=True, text=True, cwd=REPO)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "failed")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        kb = int(next(line for line in open("/proc/meminfo") if line.startswith("MemTotal")).split()[1])
+        mem = f", {kb / 1024 / 1024:.0f} GiB RAM"
+    except (OSError, StopIteration):
+        pass
+    return f"{cpu}, {os.cpu_count()} cores{mem}, Python {platform.python_version()}, {platform.system()}"
