@@ -29,6 +29,7 @@ THREAD_STATE_BY_ID = {
     6: "Unscheduled", 7: "Waiting", 8: "OS runtime", 9: "Initialized", 10: "Transition",
 }
 API_BY_EVENT_CLASS = {0: "runtime", 1: "driver"}
+EVENT_CLASS_CUDA_BACKTRACE = 67  # ENUM_NSYS_EVENT_CLASS TRACE_PROCESS_EVENT_CUDABACKTRACE
 NVTX_KIND_BY_EVENT_TYPE = {34: "mark", 59: "push_pop", 60: "start_end", 70: "push_pop", 71: "start_end"}
 NVTX_DOMAIN_CREATE = 75
 GPU_TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET")
@@ -86,7 +87,24 @@ class _Mapper:
             _label("eventClass", API_BY_EVENT_CLASS, "api").fill_null("other"),
             pl.col("returnValue").cast(pl.Int64).alias("return_value"),
             pl.col("callchainId").cast(pl.Int64).alias("callchain_id"),
+            pl.col("eventClass").cast(pl.Int64).alias("event_class"),
         )
+        # With --cudabacktrace, nsys adds a second, slightly wider row per traced call (eventClass
+        # CUDABACKTRACE) that carries the backtrace. Keep it, labelled api = 'backtrace' (NVIDIA's
+        # cuda_api_sum counts it), and copy its callchain id onto the real call (same thread and
+        # correlation id) so that GPU work joins its backtrace through the call that launched it.
+        is_twin = pl.col("event_class") == EVENT_CLASS_CUDA_BACKTRACE
+        chains = out.filter(is_twin).select("pid", "tid", "correlation_id", pl.col("callchain_id").alias("bt_chain")) \
+            .unique(["pid", "tid", "correlation_id"], keep="first")
+        if chains.height:
+            out = (
+                out.join(chains, on=["pid", "tid", "correlation_id"], how="left", maintain_order="left")
+                .with_columns(pl.when(is_twin).then(pl.col("callchain_id"))
+                              .otherwise(pl.coalesce("callchain_id", "bt_chain")).alias("callchain_id"),
+                              pl.when(is_twin).then(pl.lit("backtrace")).otherwise(pl.col("api")).alias("api"))
+                .drop("bt_chain")
+            )
+        out = out.drop("event_class")
         self.launchers = (
             out.select("pid", "correlation_id", "tid").drop_nulls("correlation_id").unique(["pid", "correlation_id"])
         )

@@ -209,7 +209,8 @@ _table(
     _c("correlation_id", I64, "Id of the GPU work it launched (kernels/memcpy/memset.correlation_id)."),
     _c("external_id", I64, "PyTorch 'External id' of the cpu_op that made the call.", TORCH),
     _c("name", STR, "API name as recorded (nsys keeps version suffixes such as _v7000)."),
-    _c("api", STR, "'runtime' or 'driver' (nsys eventClass; Kineto cuda_runtime/cuda_driver), or the library."),
+    _c("api", STR, "'runtime' or 'driver' (nsys eventClass; Kineto cuda_runtime/cuda_driver); 'backtrace' for the "
+                   "twin row nsys --cudabacktrace adds per traced call (its callchain id is copied onto the call)."),
     _c("return_value", I64, "Return code.", NSYS),
     _c("callchain_id", I64, "callchains.callchain_id (kind 'cuda') of its backtrace (nsys --cudabacktrace).", NSYS),
     _c("cbid", I64, "CUPTI callback id.", TORCH),

@@ -1,0 +1,67 @@
+-- kernel_summary: where the kernel time goes, per kernel name (NVIDIA's
+-- cuda_gpu_kern_sum). One row per trace and kernel name.
+--
+-- depends: kernels
+--
+-- @column trace_id    Trace.
+-- @column name        Kernel name (demangled, as nsys prints it).
+-- @column time_pct    total_ns as a percentage of all kernel time of the trace
+--                     (of the listed kernels, not of wall time).
+-- @column total_ns    Sum of durations (ns).
+-- @column instances   Number of executions.
+-- @column avg_ns      Mean duration (ns).
+-- @column med_ns      Median duration (ns; mean of the middle two for even counts).
+-- @column min_ns      Shortest execution (ns).
+-- @column max_ns      Longest execution (ns).
+-- @column stddev_ns   Sample standard deviation (ns); 0 for one instance.
+CREATE OR REPLACE VIEW kernel_summary AS
+SELECT trace_id, name,
+       100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
+           AS time_pct,
+       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
+       count(*) AS instances,
+       avg(duration_ns) AS avg_ns,
+       median(duration_ns) AS med_ns,
+       min(duration_ns) AS min_ns,
+       max(duration_ns) AS max_ns,
+       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+FROM kernels
+GROUP BY trace_id, name;
+
+-- kernel_summary_by_launch_config: kernel_summary split by grid and block size
+-- (NVIDIA's cuda_gpu_kern_gb_sum). Same columns plus the launch configuration.
+--
+-- @column grid_x  Grid size x (likewise grid_y, grid_z, block_x, block_y, block_z).
+CREATE OR REPLACE VIEW kernel_summary_by_launch_config AS
+SELECT trace_id, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
+       100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
+           AS time_pct,
+       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
+       count(*) AS instances,
+       avg(duration_ns) AS avg_ns,
+       median(duration_ns) AS med_ns,
+       min(duration_ns) AS min_ns,
+       max(duration_ns) AS max_ns,
+       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+FROM kernels
+GROUP BY trace_id, name, grid_x, grid_y, grid_z, block_x, block_y, block_z;
+
+-- kernel_summary_by_device: kernel_summary per process and GPU, for multi-rank
+-- and multi-GPU traces. time_pct is relative to that process and device.
+--
+-- @column pid        Process that launched the kernels.
+-- @column device_id  GPU.
+CREATE OR REPLACE VIEW kernel_summary_by_device AS
+SELECT trace_id, pid, device_id, name,
+       100.0 * sum(duration_ns)
+           / sum(sum(duration_ns)) OVER (PARTITION BY trace_id, pid, device_id)
+           AS time_pct,
+       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
+       count(*) AS instances,
+       avg(duration_ns) AS avg_ns,
+       median(duration_ns) AS med_ns,
+       min(duration_ns) AS min_ns,
+       max(duration_ns) AS max_ns,
+       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+FROM kernels
+GROUP BY trace_id, pid, device_id, name;

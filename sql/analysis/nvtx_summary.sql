@@ -1,0 +1,45 @@
+-- nvtx_summary: time inside named ranges per range name (NVIDIA's nvtx_sum):
+-- NVTX push/pop and start/end ranges, and PyTorch user annotations (record_function,
+-- ProfilerStep#N). One row per trace, range name and style.
+--
+-- depends: annotations, traces
+--
+-- @column trace_id    Trace.
+-- @column range       Range name; for NVTX '<domain>:<text>' as NVIDIA prints it
+--                     (':text' in the default domain).
+-- @column style       'PushPop', 'StartEnd' (NVTX) or 'UserAnnotation' (PyTorch).
+-- @column time_pct    total_ns as a percentage of the time of all listed ranges.
+-- @column total_ns    Sum of range durations (ns); a range never closed ends at the
+--                     end of the trace.
+-- @column instances   Number of ranges.
+-- @column avg_ns      Mean duration (ns).
+-- @column med_ns      Median duration (ns).
+-- @column min_ns      Shortest (ns).
+-- @column max_ns      Longest (ns).
+-- @column stddev_ns   Sample standard deviation (ns); 0 for one range.
+CREATE OR REPLACE VIEW nvtx_ranges AS
+SELECT a.trace_id, a.annotation_id, a.pid, a.tid, a.depth, a.parent_id, a.start_ns,
+       coalesce(a.end_ns, t.end_ns) AS end_ns,
+       coalesce(a.end_ns, t.end_ns) - a.start_ns AS duration_ns,
+       CASE WHEN a.kind IN ('push_pop', 'start_end')
+            THEN coalesce(a.domain, '') || ':' || coalesce(a.name, '')
+            ELSE a.name END AS range,
+       CASE a.kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
+            ELSE 'UserAnnotation' END AS style
+FROM annotations a
+JOIN traces t USING (trace_id)
+WHERE a.kind IN ('push_pop', 'start_end', 'user_annotation');
+
+CREATE OR REPLACE VIEW nvtx_summary AS
+SELECT trace_id, range, style,
+       100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
+           AS time_pct,
+       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
+       count(*) AS instances,
+       avg(duration_ns) AS avg_ns,
+       median(duration_ns) AS med_ns,
+       min(duration_ns) AS min_ns,
+       max(duration_ns) AS max_ns,
+       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+FROM nvtx_ranges
+GROUP BY trace_id, range, style;

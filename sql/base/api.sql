@@ -1,0 +1,22 @@
+-- api: CUDA/HIP API calls, one row per call, with the name NVIDIA's reports print:
+-- the runtime's version suffix ('cudaLaunchKernel_v7000') removed. The twin rows
+-- that nsys --cudabacktrace adds (api_calls.api = 'backtrace') are left out.
+--
+-- depends: api_calls
+--
+-- @column trace_id        Trace.
+-- @column start_ns        Call start (ns).
+-- @column end_ns          Call end (ns).
+-- @column duration_ns     end_ns - start_ns.
+-- @column pid             Process.
+-- @column tid             Thread.
+-- @column correlation_id  Id shared with the GPU work it launched.
+-- @column api             'runtime', 'driver' or another library.
+-- @column name            API name without a '_vNNNN' suffix.
+-- @column raw_name        API name as recorded.
+CREATE OR REPLACE VIEW api AS
+SELECT trace_id, start_ns, end_ns, duration_ns, pid, tid, correlation_id, api,
+       regexp_replace(name, '_v[0-9]{4}$', '') AS name,
+       name AS raw_name
+FROM api_calls
+WHERE api IS DISTINCT FROM 'backtrace';

@@ -1,0 +1,33 @@
+-- gpu_ops: every GPU operation (kernel, memcpy, memset) of every trace, one row each.
+-- The common shape the summaries and timeline views read.
+--
+-- depends: kernels, memcpy, memset
+--
+-- @column trace_id        Trace the operation belongs to.
+-- @column category        'kernel', 'memcpy' or 'memset'.
+-- @column start_ns        Start on the trace clock (ns).
+-- @column end_ns          End on the trace clock (ns).
+-- @column duration_ns     end_ns - start_ns.
+-- @column device_id       GPU index.
+-- @column stream_id       Stream.
+-- @column pid             Process that launched it.
+-- @column tid             Thread that launched it (NULL if unknown).
+-- @column correlation_id  Id of the launching API call (same pid).
+-- @column name            Kernel name; for memory operations NVIDIA's label,
+--                         '[CUDA memcpy Host-to-Device]', '[CUDA memset]', ...
+-- @column bytes           Bytes moved or set (NULL for kernels).
+CREATE OR REPLACE VIEW gpu_ops AS
+SELECT trace_id, 'kernel' AS category, start_ns, end_ns, duration_ns,
+       device_id, stream_id, pid, tid, correlation_id, name,
+       CAST(NULL AS BIGINT) AS bytes
+FROM kernels
+UNION ALL
+SELECT trace_id, 'memcpy', start_ns, end_ns, duration_ns,
+       device_id, stream_id, pid, tid, correlation_id,
+       '[CUDA memcpy ' || coalesce(operation, 'Unknown') || ']', bytes
+FROM memcpy
+UNION ALL
+SELECT trace_id, 'memset', start_ns, end_ns, duration_ns,
+       device_id, stream_id, pid, tid, correlation_id,
+       '[CUDA memset]', bytes
+FROM memset;

@@ -1,0 +1,30 @@
+"""The SQL catalog: every view is documented in its file's header and the documentation is not stale."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from tracelake.analysis import catalog
+
+FILES = catalog.load_files()
+
+
+@pytest.mark.parametrize("sql_file", FILES, ids=[f.path for f in FILES])
+def test_views_are_documented(sql_file, sample_con):
+    assert sql_file.creates, "a .sql file creates at least one view or macro"
+    assert re.search(r"^-- depends: ", sql_file.text, re.M), "declare what it reads"
+    for name in sql_file.creates:
+        assert re.search(rf"^-- {name}: \S", sql_file.text, re.M), f"{name} needs a '-- {name}: what it answers' line"
+    actual = set()
+    for name in sql_file.creates:
+        actual |= {r[0] for r in sample_con.execute(f"DESCRIBE {name}").fetchall()}
+    documented = set(re.findall(r"^-- @column (\w+)", sql_file.text, re.M))
+    assert documented, "document the columns with '-- @column name meaning'"
+    assert documented <= actual, f"documented but not in any view: {sorted(documented - actual)}"
+
+
+def test_every_view_answers_on_the_sample_lake(sample_con):
+    for f in FILES:
+        for name in f.creates:
+            sample_con.execute(f"SELECT * FROM {name} LIMIT 1").fetchall()
