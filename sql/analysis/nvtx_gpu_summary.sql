@@ -21,6 +21,15 @@
 -- @column avg_gpu_ops       total_gpu_ops / instances.
 -- @column avg_range_level   Mean nesting depth of the ranges (0 = outermost).
 -- @column avg_num_children  Mean number of direct child ranges that launched GPU work.
+
+-- nvtx_gpu_projection: one row per range that launched GPU work, with its projection.
+--
+-- @column annotation_id  The range (annotations.annotation_id).
+-- @column range_ns       The range's CPU duration (ns).
+-- @column proj_start_ns  First start of its GPU operations (ns).
+-- @column proj_end_ns    Last end of its GPU operations (ns).
+-- @column proj_ns        proj_end_ns - proj_start_ns.
+-- @column gpu_ops        GPU operations launched inside the range.
 CREATE OR REPLACE VIEW nvtx_gpu_projection AS
 WITH launched AS (
     SELECT o.trace_id, o.start_ns, o.end_ns, c.pid, c.tid, c.start_ns AS call_start_ns,
@@ -40,6 +49,7 @@ JOIN launched l ON l.trace_id = r.trace_id AND l.pid = r.pid AND l.tid = r.tid
                AND l.call_start_ns >= r.start_ns AND l.call_end_ns <= r.end_ns
 GROUP BY ALL;
 
+-- nvtx_gpu_summary: (columns above)
 CREATE OR REPLACE VIEW nvtx_gpu_summary AS
 WITH children AS (
     SELECT trace_id, parent_id, count(*) AS n
