@@ -1,25 +1,43 @@
-"""python -m bench [case ...]: run the benchmarks and write bench/RESULTS.md."""
+"""python -m bench [case ...]: run benchmark cases; each stores bench/results/<case>.json and
+bench/RESULTS.md is re-rendered from all stored cases (so one case can be re-run alone)."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sys
 
-from . import kineto_ingest, nsys_ingest
+from . import kineto_ingest, nsys_ingest, views
 from .common import REPO, machine
 
-CASES = {"kineto_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run}
+CASES = {"kineto_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run, "views": views.run}
+RESULTS = REPO / "bench" / "results"
+
+
+def render() -> str:
+    out = ["# Benchmark results\n\nWritten by `make bench` (`python -m bench [case ...]`). Ratios compare "
+           "measurements taken in the same run, on the same machine.\n"]
+    for name in CASES:
+        path = RESULTS / f"{name}.json"
+        if not path.exists():
+            continue
+        data = json.loads(path.read_text())
+        out.append(f"\n## {name}\n\n{data['date']}, {data['machine']}\n\n| measurement | value |\n|---|---|\n")
+        out.extend(f"| {label} | {value} |\n" for label, value in data["rows"])
+    return "".join(out)
 
 
 def main(argv: list[str]) -> int:
-    names = argv or list(CASES)
-    lines = [f"# Benchmark results\n\n{dt.date.today()}: {machine()}\n\n| measurement | value |\n|---|---|\n"]
-    for name in names:
+    RESULTS.mkdir(exist_ok=True)
+    for name in argv or list(CASES):
         print(f"running {name} ...", flush=True)
-        for label, value in CASES[name]():
+        rows = CASES[name]()
+        for label, value in rows:
             print(f"  {label}: {value}", flush=True)
-            lines.append(f"| {label} | {value} |\n")
-    (REPO / "bench" / "RESULTS.md").write_text("".join(lines))
+        (RESULTS / f"{name}.json").write_text(json.dumps(
+            {"date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": machine(), "rows": rows},
+            indent=1))
+    (REPO / "bench" / "RESULTS.md").write_text(render())
     print("written bench/RESULTS.md")
     return 0
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import gzip
 import zlib
+from contextlib import contextmanager
 
 from .errors import TraceError
 from .ingest_result import IngestResult
@@ -39,11 +41,26 @@ def detect_format(path: str) -> str:
     raise TraceError(path, "unknown format: neither an Nsight Systems SQLite export nor a PyTorch profiler JSON trace")
 
 
+@contextmanager
+def _gc_paused():
+    """Ingest builds millions of short-lived objects and no reference cycles; Python's cyclic GC
+    would rescan the growing heap again and again (measured: per-event cost doubling from 1x to
+    10x trace size). Reference counting still frees everything."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def ingest_file(path: str) -> IngestResult:
     """Read one trace file into unified tables. Bad input raises TraceError with a one-line reason."""
     fmt = detect_format(path)
     try:
-        return ingest_nsys(path) if fmt == "nsys" else ingest_kineto(path)
+        with _gc_paused():
+            return ingest_nsys(path) if fmt == "nsys" else ingest_kineto(path)
     except TraceError:
         raise
     except MemoryError:

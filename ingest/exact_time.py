@@ -14,6 +14,8 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 import polars as pl
 import pyarrow as pa
 
+from .raw_text import texts
+
 _PLAIN = r"^(-?)(\d{1,15})(?:\.(\d{0,3}))?$"
 
 
@@ -32,13 +34,11 @@ def _slow_us_text_to_ns(text: str | None) -> int | None:
 def raw_us_to_ns(raws: list) -> pa.Array:
     """µs number texts as bytes-like objects (msgspec.Raw; empty = missing) -> int64 ns.
 
-    The texts are joined into one buffer and split by polars, so no Python object is made per value.
+    No Python object is made per value (see raw_text).
     """
     if not raws:
         return pa.array([], pa.int64())
-    joined = b"\n".join(raws).decode("ascii", "replace")
-    series = pl.Series([joined]).str.split("\n").explode()
-    return _text_series_to_ns(series.replace("", None))
+    return _text_series_to_ns(pl.Series(texts(raws)))
 
 
 def us_text_to_ns(texts: list[bytes | None] | pa.Array) -> pa.Array:

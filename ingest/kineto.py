@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import kineto_args as A
+from . import raw_text
 from .errors import TraceError
 from .exact_time import raw_us_to_ns, us_text_to_ns
 from .identity import content_sha256, make_trace_id
@@ -62,15 +63,6 @@ def _ints(values) -> pa.Array:
         return pa.array([v if type(v) is int else _int(v) for v in values], type=pa.int64())
 
 
-def _text(values: list[bytes]) -> pa.Array:
-    """Raw JSON byte strings -> a string array ('' and b'' become NULL); bad UTF-8 is replaced."""
-    arr = pa.array([v if v else None for v in values], type=pa.binary())
-    try:
-        return arr.cast(pa.string())
-    except pa.ArrowInvalid:
-        return pa.array([v.decode("utf-8", "replace") if v else None for v in values], type=pa.string())
-
-
 def _interval_columns(events: list[Event]) -> dict[str, pa.Array]:
     start = raw_us_to_ns([e.ts for e in events])
     duration = raw_us_to_ns([e.dur for e in events])
@@ -100,26 +92,36 @@ class _Builder:
 
     # -- routing -------------------------------------------------------------------------------
     def route(self, events: list[Event]) -> None:
-        table_of = CATEGORY_TABLE
-        by_table = self.by_table
+        """Sort events into per-table lists, with one dict lookup per event on (ph, cat)."""
+        sinks: dict = {}
         for e in events:
-            ph = e.ph
-            if ph == "X":
-                cat = e.cat
-                table = table_of.get(cat) if type(cat) is str else None
-                if table is None and type(cat) is str:
-                    table = table_of.get(cat.lower())
-                if table is not None:
-                    by_table[table].append(e)
-            elif ph == "s" or ph == "f":
-                self.flow_events.append(e)
-            elif ph == "i" or ph == "I":
-                if e.name == "[memory]":
-                    self.memory_events.append(e)
-            elif ph == "M":
-                self.meta_events.append(e)
-            elif ph == "C":
-                self.counter_events.append(e)
+            key = (e.ph, e.cat)
+            sink = sinks.get(key)
+            if sink is None:
+                try:
+                    sink = sinks[key] = self._sink(*key)
+                except TypeError:  # unhashable cat (a list or dict): not an event we keep
+                    continue
+            if sink is not None:
+                sink(e)
+
+    def _sink(self, ph, cat):
+        if ph == "X":
+            table = CATEGORY_TABLE.get(cat.lower()) if isinstance(cat, str) else None
+            return self.by_table[table].append if table else None
+        if ph in ("s", "f"):
+            return self.flow_events.append
+        if ph in ("i", "I"):
+            return self._instant
+        if ph == "M":
+            return self.meta_events.append
+        if ph == "C":
+            return self.counter_events.append
+        return None
+
+    def _instant(self, e: Event) -> None:
+        if e.name == "[memory]":
+            self.memory_events.append(e)
 
     # -- tables --------------------------------------------------------------------------------
     def gpu_table(self, name: str) -> pa.Table | None:
@@ -164,7 +166,7 @@ class _Builder:
             cols["sync_type"] = [SYNC_KIND.get(str(a.cuda_sync_kind).lower(), "unknown") for a in args]
             cols["event_id"] = [a.event_id for a in args]
             del cols["name"]
-        cols["args_json"] = _text([bytes(e.args) for e in events])
+        cols["args_json"] = raw_text.texts([e.args for e in events])
         return pa.table(cols)
 
     def api_calls(self) -> pa.Table | None:
@@ -180,7 +182,7 @@ class _Builder:
         cols["name"] = [_str_or_none(e.name) for e in events]
         cols["api"] = ["driver" if str(e.cat).lower().endswith("driver") else "runtime" for e in events]
         cols["cbid"] = [a.cbid for a in args]
-        cols["args_json"] = _text([bytes(e.args) for e in events])
+        cols["args_json"] = raw_text.texts([e.args for e in events])
         return pa.table(cols)
 
     def cpu_ops(self) -> pa.Table | None:
@@ -196,13 +198,9 @@ class _Builder:
         cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
         cols["sequence_number"] = [a.sequence_number for a in args]
         cols["fwd_thread_id"] = [a.fwd_thread_id for a in args]
-        cols["input_dims"] = _text([bytes(a.input_dims) or bytes(a.input_dims_legacy) for a in args])
-        cols["input_types"] = _text([bytes(a.input_type) for a in args])
-        cols["input_strides"] = _text([bytes(a.input_strides) for a in args])
-        cols["concrete_inputs"] = _text([bytes(a.concrete_inputs) for a in args])
         cols["call_stack"] = [a.call_stack or None for a in args]
         cols["flops"] = [a.flops for a in args]
-        cols["args_json"] = _text([bytes(e.args) for e in events])
+        cols["args_json"] = raw_text.texts([e.args for e in events])
         return pa.table(cols)
 
     def annotations(self) -> pa.Table | None:
@@ -223,7 +221,7 @@ class _Builder:
         cols["parent_id"], cols["depth"] = parent_and_depth(
             lanes, cols["start_ns"].to_pylist(), cols["end_ns"].to_pylist(), cols["annotation_id"]
         )
-        cols["args_json"] = _text([bytes(e.args) for e in events])
+        cols["args_json"] = raw_text.texts([e.args for e in events])
         return pa.table(cols)
 
     def python_frames(self) -> pa.Table | None:

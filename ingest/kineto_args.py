@@ -48,11 +48,6 @@ class CpuOpArgs(msgspec.Struct, gc=False):
     external_id_legacy: Int = field(name="external id", default=None)
     sequence_number: Int = field(name="Sequence number", default=None)
     fwd_thread_id: Int = field(name="Fwd thread id", default=None)
-    input_dims: Raw = field(name="Input Dims", default=_EMPTY)
-    input_dims_legacy: Raw = field(name="Input dims", default=_EMPTY)
-    input_type: Raw = field(name="Input type", default=_EMPTY)
-    input_strides: Raw = field(name="Input Strides", default=_EMPTY)
-    concrete_inputs: Raw = field(name="Concrete Inputs", default=_EMPTY)
     call_stack: str | None = field(name="Call stack", default=None)
     flops: Int = None
 
@@ -151,7 +146,7 @@ def decode_all(struct_type: type, events: list) -> list:
     decoder = _BATCH.get(struct_type)
     if decoder is None:
         decoder = _BATCH[struct_type] = msgspec.json.Decoder(list[struct_type])
-    joined = b"[" + b",".join([bytes(e.args) or b"{}" for e in events]) + b"]"
+    joined = b"[" + b",".join([e.args or b"{}" for e in events]) + b"]"
     try:
         return decoder.decode(joined)
     except msgspec.DecodeError:

@@ -257,13 +257,10 @@ _table(
     _c("external_id", I64, "External id: the key its API calls and kernels carry.", TORCH),
     _c("sequence_number", I64, "Autograd sequence number (links forward and backward ops).", TORCH),
     _c("fwd_thread_id", I64, "Forward thread id for backward ops.", TORCH),
-    _c("input_dims", STR, "Input shapes as JSON (record_shapes).", TORCH),
-    _c("input_types", STR, "Input dtypes as JSON.", TORCH),
-    _c("input_strides", STR, "Input strides as JSON.", TORCH),
-    _c("concrete_inputs", STR, "Concrete scalar inputs as JSON.", TORCH),
     _c("call_stack", STR, "Legacy 'Call stack' text (2021 traces).", TORCH),
     _c("flops", I64, "Estimated FLOPs (with_flops).", TORCH),
-    _ARGS_JSON,
+    _c("args_json", STR, "All args as JSON, including 'Input Dims', 'Input type', 'Input Strides' and 'Concrete "
+                         "Inputs' (record_shapes); the view cpu_op_inputs exposes those as columns.", TORCH),
 )
 
 _table(

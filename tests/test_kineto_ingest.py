@@ -129,3 +129,25 @@ def test_sample_kernel_time_per_name_equals_hta(stem):
 def test_corpus_kernel_time_per_name_equals_hta(corpus, file_name):
     stem = file_name.removesuffix(".json.gz").removesuffix(".pt.trace")
     _check_against_hta(corpus / "traces" / "pytorch" / file_name, stem)
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("file_name", ["torch-2.11_gpt2-small-train-bf16_h100.pt.trace.json.gz",
+                                       "hta_a100_trace_diff_control_rank3.json.gz",
+                                       "tracelens_h100_timesformer_inference_pystack.json.gz"])
+def test_kernel_summary_view_agrees_with_hta(corpus, corpus_con, file_name):
+    """kernel_summary (exact ns) vs HTA's breakdown (µs, rounded per kernel): for every kernel name
+    both count the same instances, totals differ by at most 2 µs per instance."""
+    stem = file_name.removesuffix(".json.gz").removesuffix(".pt.trace")
+    hta = _golden(stem)
+    rows = corpus_con.execute(
+        "SELECT name, instances, total_ns FROM kernel_summary JOIN traces USING (trace_id) WHERE file_name = ?",
+        [file_name]).fetchall()
+    ours = {name: (n, total) for name, n, total in rows}
+    compared = 0
+    for name, (count, sum_us) in hta.items():
+        if name in ours and ours[name][0] == count:
+            compared += 1
+            assert abs(ours[name][1] / 1000 - sum_us) <= 2 * count, name  # start rounded up, end down
+    kernel_names = [n for n in hta if not n.startswith(("Memcpy", "Memset"))]
+    assert compared >= 0.9 * len(kernel_names)

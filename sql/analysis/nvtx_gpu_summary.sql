@@ -2,7 +2,9 @@
 -- per range name (NVIDIA's nvtx_gpu_proj_sum). A GPU operation belongs to every
 -- range, on the thread that launched it, that contains its launching API call. A
 -- range's projection runs from the first start to the last end of its GPU
--- operations. Ranges that launched no GPU work are left out.
+-- operations. Ranges that launched no GPU work are left out. Ranges on a thread are
+-- taken to nest (push/pop ranges always do); a start/end range that overlaps another
+-- without nesting may miss work launched outside its nesting parent.
 --
 -- depends: nvtx_ranges, gpu_ops, api
 --
@@ -31,22 +33,46 @@
 -- @column proj_ns        proj_end_ns - proj_start_ns.
 -- @column gpu_ops        GPU operations launched inside the range.
 CREATE OR REPLACE VIEW nvtx_gpu_projection AS
-WITH launched AS (
-    SELECT o.trace_id, o.start_ns, o.end_ns, c.pid, c.tid, c.start_ns AS call_start_ns,
-           c.end_ns AS call_end_ns
+WITH RECURSIVE launched AS (
+    SELECT o.trace_id, o.start_ns, o.end_ns, c.pid, c.tid,
+           c.start_ns AS call_start_ns, c.end_ns AS call_end_ns
     FROM gpu_ops o
     JOIN api c ON c.trace_id = o.trace_id AND c.pid = o.pid
               AND c.correlation_id = o.correlation_id
+),
+-- The last range on the launching thread that started no later than the call. The
+-- ranges that contain the call are that range or its ancestors (ranges on a thread
+-- nest), so walking up the parent chain finds all of them without comparing every
+-- launch with every range.
+candidate AS (
+    SELECT l.*, r.annotation_id
+    FROM launched l
+    ASOF JOIN nvtx_ranges r
+      ON l.trace_id = r.trace_id AND l.pid = r.pid AND l.tid = r.tid
+     AND l.call_start_ns >= r.start_ns
+),
+chain AS (
+    SELECT c.trace_id, c.start_ns, c.end_ns, c.call_start_ns, c.call_end_ns,
+           r.annotation_id, r.parent_id,
+           r.start_ns <= c.call_start_ns AND c.call_end_ns <= r.end_ns AS contains_call
+    FROM candidate c
+    JOIN nvtx_ranges r ON r.trace_id = c.trace_id AND r.annotation_id = c.annotation_id
+    UNION ALL
+    SELECT c.trace_id, c.start_ns, c.end_ns, c.call_start_ns, c.call_end_ns,
+           r.annotation_id, r.parent_id,
+           r.start_ns <= c.call_start_ns AND c.call_end_ns <= r.end_ns
+    FROM chain c
+    JOIN nvtx_ranges r ON r.trace_id = c.trace_id AND r.annotation_id = c.parent_id
 )
 SELECT r.trace_id, r.annotation_id, r.parent_id, r.depth, r.range, r.style,
        r.duration_ns AS range_ns,
-       min(l.start_ns) AS proj_start_ns,
-       max(l.end_ns) AS proj_end_ns,
-       max(l.end_ns) - min(l.start_ns) AS proj_ns,
+       min(c.start_ns) AS proj_start_ns,
+       max(c.end_ns) AS proj_end_ns,
+       max(c.end_ns) - min(c.start_ns) AS proj_ns,
        count(*) AS gpu_ops
-FROM nvtx_ranges r
-JOIN launched l ON l.trace_id = r.trace_id AND l.pid = r.pid AND l.tid = r.tid
-               AND l.call_start_ns >= r.start_ns AND l.call_end_ns <= r.end_ns
+FROM chain c
+JOIN nvtx_ranges r ON r.trace_id = c.trace_id AND r.annotation_id = c.annotation_id
+WHERE c.contains_call
 GROUP BY ALL;
 
 -- nvtx_gpu_summary: (columns above)
