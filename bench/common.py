@@ -28,12 +28,17 @@ def best_of(fn, repeat: int = 3) -> float:
 
 
 def run_measured(code: str, python: str = sys.executable) -> dict:
-    """Run `code` in a fresh interpreter; it must print one JSON object. Adds peak RSS in MiB."""
+    """Run `code` in a fresh interpreter; it sets `result` (a dict). Adds peak RSS in MiB.
+
+    Peak RSS is VmHWM of the child's own address space: getrusage's ru_maxrss would report the
+    parent's peak too, because Linux carries it across fork and exec.
+    """
     wrapper = (
-        "import json, resource, sys\n"
+        "import json\n"
         f"{code}\n"
         "out = dict(result)\n"
-        "out['peak_rss_mib'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "hwm = next(l for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
+        "out['peak_rss_mib'] = int(hwm.split()[1]) / 1024\n"
         "print(json.dumps(out))\n"
     )
     proc = subprocess.run([python, "-c", wrapper], capture_output=True, text=True, cwd=REPO)

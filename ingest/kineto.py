@@ -125,7 +125,7 @@ class _Builder:
 
     # -- tables --------------------------------------------------------------------------------
     def gpu_table(self, name: str) -> pa.Table | None:
-        events = self.by_table.get(name, [])
+        events = self.by_table.pop(name, [])  # built once; its events are freed as we go
         if not events:
             return None
         args = A.decode_all(A.GpuArgs, events)
@@ -170,7 +170,7 @@ class _Builder:
         return pa.table(cols)
 
     def api_calls(self) -> pa.Table | None:
-        events = self.by_table.get("api_calls", [])
+        events = self.by_table.pop("api_calls", [])
         if not events:
             return None
         args = A.decode_all(A.GpuArgs, events)
@@ -186,7 +186,7 @@ class _Builder:
         return pa.table(cols)
 
     def cpu_ops(self) -> pa.Table | None:
-        events = self.by_table.get("cpu_ops", [])
+        events = self.by_table.pop("cpu_ops", [])
         if not events:
             return None
         args = A.decode_all(A.CpuOpArgs, events)
@@ -204,7 +204,7 @@ class _Builder:
         return pa.table(cols)
 
     def annotations(self) -> pa.Table | None:
-        events = self.by_table.get("annotations", [])
+        events = self.by_table.pop("annotations", [])
         if not events:
             return None
         args = A.decode_all(A.AnnotationArgs, events)
@@ -225,7 +225,7 @@ class _Builder:
         return pa.table(cols)
 
     def python_frames(self) -> pa.Table | None:
-        events = self.by_table.get("python_frames", [])
+        events = self.by_table.pop("python_frames", [])
         if not events:
             return None
         args = A.decode_all(A.PythonArgs, events)
@@ -245,17 +245,18 @@ class _Builder:
         return pa.table(cols)
 
     def flows(self) -> pa.Table | None:
-        if not self.flow_events:
+        flow_events, self.flow_events = self.flow_events, []
+        if not flow_events:
             return None
         ends = {"s": "start", "f": "end"}
         frame = pl.DataFrame(
             {
-                "side": [ends[e.ph] for e in self.flow_events],
-                "kind": [_str_or_none(e.cat) for e in self.flow_events],
-                "flow_id": _ints(e.id for e in self.flow_events),
-                "ts_ns": raw_us_to_ns([e.ts for e in self.flow_events]),
-                "pid": _ints(e.pid for e in self.flow_events),
-                "tid": _ints(e.tid for e in self.flow_events),
+                "side": [ends[e.ph] for e in flow_events],
+                "kind": [_str_or_none(e.cat) for e in flow_events],
+                "flow_id": _ints(e.id for e in flow_events),
+                "ts_ns": raw_us_to_ns([e.ts for e in flow_events]),
+                "pid": _ints(e.pid for e in flow_events),
+                "tid": _ints(e.tid for e in flow_events),
             },
             schema_overrides={"flow_id": pl.Int64, "pid": pl.Int64, "tid": pl.Int64},
         )
@@ -270,7 +271,7 @@ class _Builder:
         return joined.to_arrow()
 
     def memory(self) -> pa.Table | None:
-        events = self.memory_events
+        events, self.memory_events = self.memory_events, []
         if not events:
             return None
         args = A.decode_all(A.MemoryArgs, events)
@@ -372,6 +373,7 @@ def ingest_kineto(path: str) -> IngestResult:
         raise TraceError(path, "no trace events in the file")
     b = _Builder(path, decoded)
     b.route(decoded.events)
+    decoded.events = []  # the per-table lists hold them now, and free them table by table
     md = decoded.metadata
 
     api = b.api_calls()
@@ -403,7 +405,8 @@ def ingest_kineto(path: str) -> IngestResult:
     tables["devices"] = _devices(md, "amd" if is_amd else "nvidia")
 
     process_names, thread_names = b.names()
-    cpu_pids.update(p for p in _ints(e.pid for e in b.by_table.get("python_frames", [])).to_pylist() if p is not None)
+    if tables["python_frames"] is not None:
+        cpu_pids.update(p for p in pc.unique(tables["python_frames"].column("pid")).to_pylist() if p is not None)
     tables["processes"] = pa.table(
         {
             "pid": sorted(cpu_pids),

@@ -13,6 +13,7 @@ and the trace is marked truncated. See docs/ingest.md.
 from __future__ import annotations
 
 import gzip
+import io
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ def read_bytes(path: str) -> tuple[bytes, bytes, list[str], bool]:
     if raw[:2] != b"\x1f\x8b":
         return raw, raw, [], False
     try:
-        return raw, gzip.decompress(raw), [], False
+        return raw, _gunzip(raw), [], False
     except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as e:
         # Keep what decompresses before the damage; the JSON salvage decides if it is usable.
         d = zlib.decompressobj(wbits=31)
@@ -77,6 +78,21 @@ def read_bytes(path: str) -> tuple[bytes, bytes, list[str], bool]:
         if not data:
             raise TraceError(path, f"corrupt gzip data ({e})") from None
         return raw, data, [f"gzip stream damaged or cut short ({e}); kept {len(data)} decompressed bytes"], True
+
+
+def _gunzip(raw: bytes) -> bytes | bytearray:
+    """Decompress into one buffer sized from the gzip trailer (ISIZE), so the data is never held
+    twice (gzip.decompress grows a buffer and copies it: twice the memory at its peak)."""
+    size = int.from_bytes(raw[-4:], "little")
+    with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
+        if size == 0 or len(raw) > size + (1 << 20):  # empty, or ISIZE wrapped past 4 GiB: no hint
+            return f.read()
+        buf = bytearray(size + 1)
+        n = f.readinto(memoryview(buf))
+        if n <= size:  # the common case: exactly ISIZE bytes
+            del buf[n:]
+            return buf
+        return bytes(buf[:n]) + f.read()
 
 
 def _decode_events(path: str, raw_events: bytes, warnings: list[str]) -> list[Event]:
