@@ -37,6 +37,12 @@ REPORTS = {
         "Proj Max (ns)": ("proj_max_ns", "exact"), "Proj StdDev (ns)": ("proj_stddev_ns", "printed"),
         "Total GPU Ops": ("total_gpu_ops", "exact"), "Avg GPU Ops": ("avg_gpu_ops", "printed"),
         "Avg Range Lvl": ("avg_range_level", "printed"), "Avg Num Child": ("avg_num_children", "printed")}),
+    # nsys analyze rules
+    "gpu_gaps": ("gpu_gaps", {"PID": "pid", "Device ID": "device_id", "Start (ns)": "start_ns"},
+                 {"Duration (ns)": ("duration_ns", "exact"), "Context ID": ("context_id", "exact")}),
+    "gpu_time_util": ("gpu_utilization", {"PID": "pid", "Device ID": "device_id", "Start (ns)": "start_ns"},
+                      {"Duration (ns)": ("duration_ns", "exact"), "In-Use (%)": ("in_use_pct", "printed"),
+                       "Context ID": ("context_id", "exact")}),
 }
 
 
@@ -65,11 +71,12 @@ def compare(con, trace_id: str, oracle_dir: Path, report: str) -> list[str]:
     view, keys, values = REPORTS[report]
     expected = read_oracle(oracle_dir / f"{report}.csv")
     columns = list(keys.values()) + [v[0] for v in values.values()]
-    total = next(v[0] for v in values.values() if v[0].startswith("total_"))
+    total = next((v[0] for v in values.values() if v[0].startswith("total_")), None) or \
+        next(v[0] for v in values.values() if v[1] == "exact")
     rows = con.execute(f"SELECT {', '.join(columns)} FROM {view} WHERE trace_id = ? ORDER BY {total} DESC",
                        [trace_id]).fetchall()
     # A name can appear twice (nsys groups by string id): key = (name..., occurrence in total order).
-    ours = _numbered([(tuple(r[: len(keys)]), dict(zip(columns, r))) for r in rows])
+    ours = _numbered([(tuple(str(k) for k in r[: len(keys)]), dict(zip(columns, r))) for r in rows])
     problems = []
     first_total = next(h for h in values if values[h][0] == total)
     expected.sort(key=lambda row: -Decimal(row[first_total]))

@@ -9,6 +9,7 @@
 -- @column end_ns          End on the trace clock (ns).
 -- @column duration_ns     end_ns - start_ns.
 -- @column device_id       GPU index.
+-- @column context_id      CUDA context.
 -- @column stream_id       Stream.
 -- @column pid             Process that launched it.
 -- @column tid             Thread that launched it (NULL if unknown).
@@ -18,16 +19,16 @@
 -- @column bytes           Bytes moved or set (NULL for kernels).
 CREATE OR REPLACE VIEW gpu_ops AS
 SELECT trace_id, 'kernel' AS category, start_ns, end_ns, duration_ns,
-       device_id, stream_id, pid, tid, correlation_id, name,
+       device_id, context_id, stream_id, pid, tid, correlation_id, name,
        CAST(NULL AS BIGINT) AS bytes
 FROM kernels
 UNION ALL
 SELECT trace_id, 'memcpy', start_ns, end_ns, duration_ns,
-       device_id, stream_id, pid, tid, correlation_id,
+       device_id, context_id, stream_id, pid, tid, correlation_id,
        '[CUDA memcpy ' || coalesce(operation, 'Unknown') || ']', bytes
 FROM memcpy
 UNION ALL
 SELECT trace_id, 'memset', start_ns, end_ns, duration_ns,
-       device_id, stream_id, pid, tid, correlation_id,
+       device_id, context_id, stream_id, pid, tid, correlation_id,
        '[CUDA memset]', bytes
 FROM memset;
