@@ -43,7 +43,17 @@ REPORTS = {
     "gpu_time_util": ("gpu_utilization", {"PID": "pid", "Device ID": "device_id", "Start (ns)": "start_ns"},
                       {"Duration (ns)": ("duration_ns", "exact"), "In-Use (%)": ("in_use_pct", "printed"),
                        "Context ID": ("context_id", "exact")}),
+    "cuda_memcpy_async": ("finding_cuda_memcpy_async_nsys", {"PID": "pid", "Start (ns)": "start_ns"},
+                          {"Duration (ns)": ("duration_ns", "exact"), "API Name": ("api_name", "text")}),
+    "cuda_memcpy_sync": ("finding_cuda_memcpy_sync_nsys", {"PID": "pid", "Start (ns)": "start_ns"},
+                         {"Duration (ns)": ("duration_ns", "exact"), "API Name": ("api_name", "text")}),
+    "cuda_memset_sync": ("finding_cuda_memset_sync_nsys", {"PID": "pid", "Start (ns)": "start_ns"},
+                         {"Duration (ns)": ("duration_ns", "exact"), "API Name": ("api_name", "text")}),
+    "cuda_api_sync": ("finding_cuda_api_sync_nsys", {"PID": "pid", "TID": "tid", "Start (ns)": "start_ns"},
+                      {"Duration (ns)": ("duration_ns", "exact"), "API Name": ("api_name", "text")}),
 }
+# nsys analyze prints at most this many rows per rule: the longest ones.
+RULE_ROW_LIMIT = {"cuda_memcpy_async": 50, "cuda_memcpy_sync": 50, "cuda_memset_sync": 50, "cuda_api_sync": 50}
 
 
 def read_oracle(path: Path) -> list[dict]:
@@ -73,13 +83,19 @@ def compare(con, trace_id: str, oracle_dir: Path, report: str) -> list[str]:
     columns = list(keys.values()) + [v[0] for v in values.values()]
     total = next((v[0] for v in values.values() if v[0].startswith("total_")), None) or \
         next(v[0] for v in values.values() if v[1] == "exact")
-    rows = con.execute(f"SELECT {', '.join(columns)} FROM {view} WHERE trace_id = ? ORDER BY {total} DESC",
-                       [trace_id]).fetchall()
-    # A name can appear twice (nsys groups by string id): key = (name..., occurrence in total order).
-    ours = _numbered([(tuple(str(k) for k in r[: len(keys)]), dict(zip(columns, r))) for r in rows])
+    limit = f"LIMIT {RULE_ROW_LIMIT[report]}" if report in RULE_ROW_LIMIT else ""
+    rows = con.execute(f"SELECT {', '.join(columns)} FROM {view} WHERE trace_id = ? ORDER BY {total} DESC, "
+                       f"{', '.join(columns)} {limit}", [trace_id]).fetchall()
+    # A name or start can appear twice (nsys groups by string id, or lists an operation once per
+    # matching API row): rows are put in one canonical order on both sides, then numbered.
+    texts = [c for c, how in values.values() if how == "text"]
+    ours_sorted = sorted((dict(zip(columns, r)) for r in rows),
+                         key=lambda d: (-d[total], *[str(d[c]) for c in columns[: len(keys)]], *[str(d[c]) for c in texts]))
+    ours = _numbered([(tuple(str(d[c]) for c in keys.values()), d) for d in ours_sorted])
     problems = []
-    first_total = next(h for h in values if values[h][0] == total)
-    expected.sort(key=lambda row: -Decimal(row[first_total]))
+    header_of = {v[0]: h for h, v in values.items()}
+    expected.sort(key=lambda row: (-Decimal(row[header_of[total]]), *[row[k] for k in keys],
+                                   *[row[header_of[c]] for c in texts]))
     theirs = _numbered([(tuple(row[k] for k in keys), row) for row in expected])
     for missing in sorted(set(theirs) - set(ours), key=str)[:5]:
         problems.append(f"{report}: row {missing} missing")
@@ -88,7 +104,9 @@ def compare(con, trace_id: str, oracle_dir: Path, report: str) -> list[str]:
     for key in set(theirs) & set(ours):
         for header, (column, how) in values.items():
             printed, got = theirs[key][header], ours[key][column]
-            if how == "exact":
+            if how == "text":
+                ok = printed == got
+            elif how == "exact":
                 ok = got is not None and int(Decimal(printed)) == got and Decimal(printed) == int(Decimal(printed))
             else:
                 scale = Decimal(10) ** 6 if how == "MB" else Decimal(1)

@@ -15,9 +15,11 @@ def test_views_are_documented(sql_file, sample_con):
     assert sql_file.creates, "a .sql file creates at least one view or macro"
     assert re.search(r"^-- depends: ", sql_file.text, re.M), "declare what it reads"
     for name in sql_file.creates:
-        assert re.search(rf"^-- {name}: \S", sql_file.text, re.M), f"{name} needs a '-- {name}: what it answers' line"
+        assert re.search(rf"^-- .*\b{name}\b.*: \S", sql_file.text, re.M), \
+            f"{name} needs a '-- {name}: what it answers' line"
+    views = {r[0] for r in sample_con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     actual = set()
-    for name in sql_file.creates:
+    for name in set(sql_file.creates) & views:  # macros take arguments: their views document the columns
         actual |= {r[0] for r in sample_con.execute(f"DESCRIBE {name}").fetchall()}
     documented = set(re.findall(r"^-- @column (\w+)", sql_file.text, re.M))
     assert documented, "document the columns with '-- @column name meaning'"
@@ -25,6 +27,7 @@ def test_views_are_documented(sql_file, sample_con):
 
 
 def test_every_view_answers_on_the_sample_lake(sample_con):
+    views = {r[0] for r in sample_con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}
     for f in FILES:
-        for name in f.creates:
+        for name in set(f.creates) & views:
             sample_con.execute(f"SELECT * FROM {name} LIMIT 1").fetchall()

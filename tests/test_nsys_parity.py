@@ -16,9 +16,12 @@ def _trace_id(con, stem: str) -> str:
 
 # NVIDIA's report printed nothing although the export has the data: it needs enum tables that
 # 2022.1 exports lack. tracelake carries its own enum maps and reports these rows anyway.
+# Likewise NVIDIA's memcpy rules refuse exports without the greenContextId column (before 2024).
 NVIDIA_REFUSED = {
-    ("nsys-2022.1.3_dlprof-pytorch-cnn_rtx2070s", "cuda_gpu_mem_time_sum"): "memcpy",
-    ("nsys-2022.1.3_dlprof-pytorch-cnn_rtx2070s", "cuda_gpu_mem_size_sum"): "memcpy",
+    ("nsys-2022.1.3_dlprof-pytorch-cnn_rtx2070s", "cuda_gpu_mem_time_sum"): "memcpy_time_summary",
+    ("nsys-2022.1.3_dlprof-pytorch-cnn_rtx2070s", "cuda_gpu_mem_size_sum"): "memcpy_size_summary",
+    ("nsys-2022.1.3_dlprof-pytorch-cnn_rtx2070s", "cuda_memcpy_async"): "finding_cuda_memcpy_async",
+    ("nsys-2023.2.3_cutlass-gemm-cpu-sampling_a40", "cuda_memcpy_sync"): "finding_cuda_memcpy_sync",
 }
 
 

@@ -68,3 +68,8 @@ GROUP BY trace_id, pid, device_id, context_id, run;
 -- gpu_utilization: (see gpu_utilization_chunks)
 CREATE OR REPLACE VIEW gpu_utilization AS
 SELECT * FROM gpu_utilization_chunks(30, 50);
+
+-- gpu_utilization_over_time: gpu_utilization_series with 100 chunks per process and
+-- GPU, for charts (columns as gpu_utilization_series).
+CREATE OR REPLACE VIEW gpu_utilization_over_time AS
+SELECT * FROM gpu_utilization_series(100);

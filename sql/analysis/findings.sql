@@ -1,0 +1,30 @@
+-- findings: one row per detected problem, from every rule, with what was seen and
+-- what to do. The rules: NVIDIA's four nsys analyze rules (findings_cuda_rules.sql).
+--
+-- depends: traces, finding_cuda_memcpy_async, finding_cuda_memcpy_sync,
+--          finding_cuda_memset_sync, finding_cuda_api_sync
+--
+-- @column trace_id     Trace.
+-- @column rule         Rule name.
+-- @column severity     'warning' or 'info'.
+-- @column rank         Distributed rank of the trace (NULL when unknown).
+-- @column pid          Process.
+-- @column tid          Thread (NULL when not a host-side finding).
+-- @column device_id    GPU (NULL for host-side findings).
+-- @column stream_id    Stream (NULL for host-side findings).
+-- @column start_ns     Start of the flagged operation or API call (ns).
+-- @column duration_ns  Its duration (ns).
+-- @column api_name     The API call involved, as recorded.
+-- @column evidence     What was seen, in words.
+-- @column advice       What to do about it.
+CREATE OR REPLACE VIEW findings AS
+WITH rules AS (
+    SELECT * FROM finding_cuda_memcpy_async
+    UNION ALL BY NAME SELECT * FROM finding_cuda_memcpy_sync
+    UNION ALL BY NAME SELECT * FROM finding_cuda_memset_sync
+    UNION ALL BY NAME SELECT * FROM finding_cuda_api_sync
+)
+SELECT r.trace_id, r.rule, r.severity, t.rank, r.pid, r.tid, r.device_id, r.stream_id,
+       r.start_ns, r.duration_ns, r.api_name, r.evidence, r.advice
+FROM rules r
+JOIN traces t USING (trace_id);
