@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Regenerates tests/golden/hta/*.temporal_breakdown.csv (needs ../hta-venv, see bench/hta/temporal_breakdown.py).
+# Run from the repository root: bash tests/golden/hta/make_temporal_goldens.sh
+set -uo pipefail
+SHARED=${TRACELAKE_CORPUS:-../shared}
+for f in "$SHARED"/traces/pytorch/*.json.gz "$SHARED"/traces/pytorch/torch-2.11_gpt2-ddp-2rank_h200x2; do
+  stem=$(basename "$f"); stem=${stem%.json.gz}; stem=${stem%.pt.trace}
+  timeout 600 ../hta-venv/bin/python bench/hta/temporal_breakdown.py "$f" "tests/golden/hta/$stem.temporal_breakdown.csv" \
+    > /dev/null 2>&1 || echo "HTA did not finish: $stem" > "tests/golden/hta/$stem.temporal_breakdown.csv"
+done
