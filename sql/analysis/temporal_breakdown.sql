@@ -73,6 +73,8 @@ sets AS (
     UNION ALL SELECT *, 'compute' FROM ops WHERE op_class = 'compute'
     UNION ALL SELECT *, 'communication' FROM ops WHERE op_class = 'communication'
     UNION ALL SELECT *, 'memory' FROM ops WHERE op_class IN ('memcpy', 'memset')
+    UNION ALL SELECT *, 'communication_or_compute' FROM ops WHERE op_class IN ('communication', 'compute')
+    UNION ALL SELECT *, 'memory_or_compute' FROM ops WHERE op_class IN ('memcpy', 'memset', 'compute')
 ),
 ordered AS (
     SELECT *, max(end_ns) OVER (
@@ -90,7 +92,11 @@ SELECT trace_id, pid, device_id,
        coalesce(sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_until_ns, start_ns))))
            FILTER (WHERE class_set = 'communication'), 0) AS communication_ns,
        coalesce(sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_until_ns, start_ns))))
-           FILTER (WHERE class_set = 'memory'), 0) AS memcpy_ns
+           FILTER (WHERE class_set = 'memory'), 0) AS memcpy_ns,
+       coalesce(sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_until_ns, start_ns))))
+           FILTER (WHERE class_set = 'communication_or_compute'), 0) AS communication_or_compute_ns,
+       coalesce(sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_until_ns, start_ns))))
+           FILTER (WHERE class_set = 'memory_or_compute'), 0) AS memcpy_or_compute_ns
 FROM ordered
 GROUP BY trace_id, pid, device_id;
 

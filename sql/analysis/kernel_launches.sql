@@ -1,0 +1,71 @@
+-- kernel_launches: each kernel with the API call that launched it: how long the CPU
+-- spent launching, how long the kernel waited before it started, and how many
+-- kernels were queued ahead of it on its stream. One row per kernel whose launch
+-- call is in the trace.
+--
+-- depends: kernels, api
+--
+-- @column trace_id           Trace.
+-- @column pid                Process.
+-- @column tid                Launching thread.
+-- @column device_id          GPU.
+-- @column stream_id          Stream.
+-- @column name               Kernel name.
+-- @column api_name           Launch call (cudaLaunchKernel, cuLaunchKernelEx, hipLaunchKernel...).
+-- @column launch_start_ns    Start of the launch call (ns).
+-- @column launch_ns          Duration of the launch call on the CPU (ns).
+-- @column start_ns           Kernel start (ns).
+-- @column duration_ns        Kernel duration (ns).
+-- @column launch_latency_ns  start_ns - launch_start_ns: from the call to the kernel start.
+-- @column queue_delay_ns     Time from the end of the launch call to the kernel start
+--                            (NULL when the kernel started before the call returned).
+-- @column queue_depth        Kernels launched earlier on the same stream that had not
+--                            started yet when this one was launched.
+CREATE OR REPLACE VIEW kernel_launches AS
+WITH launched AS (
+    SELECT k.trace_id, k.pid, a.tid, k.device_id, k.stream_id, k.name, a.name AS api_name,
+           a.start_ns AS launch_start_ns, a.duration_ns AS launch_ns, a.end_ns AS launch_end_ns,
+           k.start_ns, k.duration_ns,
+           row_number() OVER (PARTITION BY k.trace_id, k.pid, k.device_id, k.stream_id
+                              ORDER BY a.start_ns) - 1 AS launched_before
+    FROM kernels k
+    JOIN api a ON a.trace_id = k.trace_id AND a.pid = k.pid AND a.correlation_id = k.correlation_id
+),
+started AS (
+    SELECT trace_id, pid, device_id, stream_id, start_ns,
+           row_number() OVER (PARTITION BY trace_id, pid, device_id, stream_id ORDER BY start_ns) AS started_count
+    FROM kernels
+)
+SELECT l.trace_id, l.pid, l.tid, l.device_id, l.stream_id, l.name, l.api_name,
+       l.launch_start_ns, l.launch_ns, l.start_ns, l.duration_ns,
+       l.start_ns - l.launch_start_ns AS launch_latency_ns,
+       CASE WHEN l.start_ns >= l.launch_end_ns THEN l.start_ns - l.launch_end_ns END AS queue_delay_ns,
+       greatest(0, l.launched_before - coalesce(s.started_count, 0)) AS queue_depth
+FROM launched l
+ASOF LEFT JOIN started s
+  ON s.trace_id = l.trace_id AND s.pid = l.pid AND s.device_id = l.device_id
+ AND s.stream_id = l.stream_id AND s.start_ns < l.launch_start_ns;
+
+-- kernel_launch_summary: per process and GPU: launch overhead and the share of short
+-- kernels. Many kernels shorter than their own launch call mean the GPU waits on the
+-- CPU (launch-bound); CUDA graphs or fused/bigger kernels help.
+--
+-- @column kernels               Kernels with a known launch call.
+-- @column avg_launch_ns         Mean duration of the launch calls (ns).
+-- @column avg_launch_latency_ns Mean launch_latency_ns.
+-- @column p50_kernel_ns         Median kernel duration (ns).
+-- @column short_kernel_pct      Kernels that ran shorter than their launch call, % of kernels.
+-- @column short_kernel_time_pct Their share of kernel time, %.
+-- @column avg_queue_depth       Mean queue_depth.
+CREATE OR REPLACE VIEW kernel_launch_summary AS
+SELECT trace_id, pid, device_id,
+       count(*) AS kernels,
+       avg(launch_ns) AS avg_launch_ns,
+       avg(launch_latency_ns) AS avg_launch_latency_ns,
+       median(duration_ns) AS p50_kernel_ns,
+       100.0 * count(*) FILTER (WHERE duration_ns < launch_ns) / count(*) AS short_kernel_pct,
+       100.0 * coalesce(sum(duration_ns) FILTER (WHERE duration_ns < launch_ns), 0)
+           / nullif(sum(duration_ns), 0) AS short_kernel_time_pct,
+       avg(queue_depth) AS avg_queue_depth
+FROM kernel_launches
+GROUP BY trace_id, pid, device_id;
