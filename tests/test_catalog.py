@@ -14,7 +14,7 @@ FILES = catalog.load_files()
 def test_views_are_documented(sql_file, sample_con):
     assert sql_file.creates, "a .sql file creates at least one view or macro"
     assert re.search(r"^-- depends: ", sql_file.text, re.M), "declare what it reads"
-    for name in sql_file.creates:
+    for name in [n for n in sql_file.creates if not n.startswith("_")]:  # '_name': internal to its file
         assert re.search(rf"^-- .*\b{name}\b.*: \S", sql_file.text, re.M), \
             f"{name} needs a '-- {name}: what it answers' line"
     views = {r[0] for r in sample_con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()}

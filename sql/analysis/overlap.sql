@@ -2,7 +2,7 @@
 -- is hidden behind compute (HTA's comm/comp overlap), how much copying is, and how
 -- long two or more streams were busy at once. One row per trace and process.
 --
--- depends: _union_ns_by, gpu_ops, traces
+-- depends: gpu_class_union_ns, gpu_ops, traces
 --
 -- @column trace_id                  Trace.
 -- @column rank                      Distributed rank (NULL when unknown).
@@ -54,7 +54,7 @@ multi AS (
     GROUP BY trace_id, pid
 ),
 unions AS (
-    SELECT * FROM _union_ns_by('process', false)
+    SELECT * FROM gpu_class_union_ns('process', false)
 )
 SELECT u.trace_id, t.rank, u.pid,
        CAST(u.communication_ns AS BIGINT) AS communication_ns,

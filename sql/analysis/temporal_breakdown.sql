@@ -31,9 +31,12 @@
 -- @column non_compute_pct     non_compute_ns / span_ns x 100.
 -- @column communication_pct   communication_ns / span_ns x 100.
 -- @column memcpy_pct          memcpy_ns / span_ns x 100.
-CREATE OR REPLACE MACRO _union_ns_by(grain, hta_mode) AS TABLE
--- Length of the union of intervals per key and class set; grain picks per-process
--- ('process') or per-device ('device') keys.
+-- gpu_class_union_ns(grain, hta_mode): per process (grain 'process') or GPU ('device'):
+-- first and last GPU operation, and how long operations of each set of classes ran
+-- (the length of the union of their intervals): busy_ns (any), compute_ns,
+-- communication_ns, memcpy_ns (memcpy or memset), communication_or_compute_ns,
+-- memcpy_or_compute_ns. hta_mode: as in temporal_breakdown_hta.
+CREATE OR REPLACE MACRO gpu_class_union_ns(grain, hta_mode) AS TABLE
 WITH last_step AS (
     SELECT trace_id, max(end_ns) AS end_ns
     FROM annotations
@@ -114,7 +117,7 @@ SELECT u.trace_id, t.rank, u.pid, u.device_id,
        100.0 * (u.busy_ns - u.compute_ns) / nullif(u.last_ns - u.first_ns, 0) AS non_compute_pct,
        100.0 * u.communication_ns / nullif(u.last_ns - u.first_ns, 0) AS communication_pct,
        100.0 * u.memcpy_ns / nullif(u.last_ns - u.first_ns, 0) AS memcpy_pct
-FROM _union_ns_by(grain, hta_mode) u
+FROM gpu_class_union_ns(grain, hta_mode) u
 JOIN traces t USING (trace_id);
 
 CREATE OR REPLACE VIEW temporal_breakdown AS
