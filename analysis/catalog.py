@@ -2,7 +2,8 @@
 
 File header (see docs/sql.md):
     -- <view>: what question it answers.
-    -- depends: kernels, memcpy          (views or tables it reads; base tables are always there)
+    -- depends: kernels, memcpy          (views or tables it reads; base tables are always there;
+    --          more, names               continuation lines are indented)
     -- @column <name>  <meaning, with units>
 A file may create several views and macros; each must be named in its header.
 """
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 from importlib import resources
 
 _CREATES = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE)\s+([A-Za-z_][A-Za-z0-9_]*)", re.I)
-_DEPENDS = re.compile(r"^--\s*depends:\s*(.*)$", re.M)
+# '-- depends: a, b' plus continuation lines indented under it ('--          c, d')
+_DEPENDS = re.compile(r"^--\s*depends:\s*(.*(?:\n--\s{2,}[\w, ]+$)*)", re.M)
 
 
 @dataclass(frozen=True)
@@ -39,8 +41,9 @@ def load_files() -> list[SqlFile]:
             elif child.name.endswith(".sql"):
                 text = child.read_text(encoding="utf-8")
                 depends = []
-                for line in _DEPENDS.findall(text):
-                    depends.extend(d.strip() for d in line.split(",") if d.strip())
+                for block in _DEPENDS.findall(text):
+                    names = block.replace("--", ",").replace("\n", ",")
+                    depends.extend(d.strip() for d in names.split(",") if d.strip())
                 files.append(SqlFile(f"{prefix}{child.name}", text, tuple(_CREATES.findall(text)), tuple(depends)))
 
     walk(_sql_root())

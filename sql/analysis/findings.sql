@@ -1,8 +1,11 @@
 -- findings: one row per detected problem, from every rule, with what was seen and
--- what to do. The rules: NVIDIA's four nsys analyze rules (findings_cuda_rules.sql).
+-- what to do. The rules: NVIDIA's four nsys analyze rules (findings_cuda_rules.sql)
+-- and the deep-learning rules (findings_dl_rules.sql).
 --
 -- depends: traces, finding_cuda_memcpy_async, finding_cuda_memcpy_sync,
---          finding_cuda_memset_sync, finding_cuda_api_sync
+--          finding_cuda_memset_sync, finding_cuda_api_sync, finding_tensor_core_alignment,
+--          finding_fp32_gemm, finding_launch_bound, finding_host_sync_in_step,
+--          finding_pageable_copy_in_step, finding_gpu_idle_in_step, finding_straggler_rank
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name.
@@ -23,6 +26,13 @@ WITH rules AS (
     UNION ALL BY NAME SELECT * FROM finding_cuda_memcpy_sync
     UNION ALL BY NAME SELECT * FROM finding_cuda_memset_sync
     UNION ALL BY NAME SELECT * FROM finding_cuda_api_sync
+    UNION ALL BY NAME SELECT * FROM finding_tensor_core_alignment
+    UNION ALL BY NAME SELECT * FROM finding_fp32_gemm
+    UNION ALL BY NAME SELECT * FROM finding_launch_bound
+    UNION ALL BY NAME SELECT * FROM finding_host_sync_in_step
+    UNION ALL BY NAME SELECT * FROM finding_pageable_copy_in_step
+    UNION ALL BY NAME SELECT * FROM finding_gpu_idle_in_step
+    UNION ALL BY NAME SELECT * FROM finding_straggler_rank
 )
 SELECT r.trace_id, r.rule, r.severity, t.rank, r.pid, r.tid, r.device_id, r.stream_id,
        r.start_ns, r.duration_ns, r.api_name, r.evidence, r.advice
