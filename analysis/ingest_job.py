@@ -12,6 +12,7 @@ from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import TraceError
 from tracelake.ingest.lake_writer import write_trace
 
+from . import callctx_build
 from .lake import build_database, prepare_for_writing
 
 
@@ -26,10 +27,20 @@ class FileOutcome:
     warnings: tuple[str, ...] = ()
 
 
+def _calling_context(result) -> dict:
+    """The calling-context tables; a failure there costs the trace its calling context, not its data."""
+    try:
+        return callctx_build.build(result.tables)
+    except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
+        result.warnings.append(f"calling context not built: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        return {}
+
+
 def ingest_one(path: str, lake: Path) -> FileOutcome:
     t0 = time.perf_counter()
     try:
         result = ingest_file(path)
+        result.tables.update(_calling_context(result))
         write_trace(lake, result.trace_id, result.tables)
     except TraceError as e:
         return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e))

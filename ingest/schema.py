@@ -362,4 +362,35 @@ _table(
     _c("name", STR, "Overhead kind, e.g. 'CUDA profiling data flush overhead'.", NSYS),
 )
 
-EVENT_TABLES = [name for name in TABLES if name not in ("traces", "devices", "processes", "threads")]
+DERIVED = "derived"
+
+_table(
+    "callctx_nodes",
+    "Calling-context tree nodes, built at ingest from the tables above (analysis/callctx_build.py). Two trees "
+    "per trace: 'stack' (Python frames > operators, or the native backtrace) and 'nvtx' (named ranges).",
+    _c("tree", STR, "'stack' or 'nvtx'.", DERIVED),
+    _c("node_id", I64, "Node id within the trace and tree; 0 is the root.", DERIVED),
+    _c("parent_id", I64, "Parent node; NULL for the root.", DERIVED),
+    _c("depth", I32, "Distance from the root.", DERIVED),
+    _c("label", STR, "Frame label: 'file.py(12): fn', 'aten::addmm', a native symbol, a range name, a kernel.",
+       DERIVED),
+    _c("kind", STR, "'root', 'python', 'op', 'native', 'nvtx', 'unattributed', or the GPU operation's category "
+                    "('kernel', 'memcpy', 'memset') for leaves.", DERIVED),
+    _c("file", STR, "Source file of a Python frame.", DERIVED),
+    _c("line", I32, "Line of a Python frame.", DERIVED),
+    _c("function", STR, "Function of a Python frame, or the operator name.", DERIVED),
+)
+
+_table(
+    "callctx_gpu_ops",
+    "Every GPU operation with the calling-context leaf node it is attributed to, per tree.",
+    _c("tree", STR, "'stack' or 'nvtx'.", DERIVED),
+    _c("node_id", I64, "callctx_nodes.node_id of the leaf (the operation under its context).", DERIVED),
+    _c("category", STR, "'kernel', 'memcpy' or 'memset'.", DERIVED),
+    _c("start_ns", I64, "Start of the operation (ns).", DERIVED),
+    _c("duration_ns", I64, "Its duration (ns).", DERIVED),
+    _c("bytes", I64, "Bytes moved or set (memcpy/memset).", DERIVED),
+)
+
+EVENT_TABLES = [name for name in TABLES
+                if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops")]

@@ -1,0 +1,234 @@
+"""Calling-context trees: which code launched each GPU operation.
+
+Built once per trace from its unified tables, written to the lake as two tables
+(`callctx_nodes`, `callctx_gpu_ops`) that the SQL views in sql/analysis/callctx.sql roll up.
+
+Two trees per trace (column `tree`):
+- 'stack': PyTorch: Python frames > operators (aten::linear > aten::addmm ...) > kernel. The
+  frames and operators of a thread nest by time, and the API call that launched a GPU operation
+  sits inside the innermost of them; one sweep over the lane's sorted intervals finds every
+  parent. Nsight: the native backtrace of the launching call (CUDA_CALLCHAINS), root first, with
+  CPython interpreter frames folded away > kernel.
+- 'nvtx': NVTX ranges / PyTorch user annotations enclosing the launching call > kernel.
+GPU work whose launching call is not in the trace, or whose call has no stack recorded, goes
+under an explicit '(unattributed: ...)' node, so the root always holds all GPU time.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pyarrow as pa
+from tracelake.ingest.lake_writer import conform
+from tracelake.ingest.nesting import parent_and_depth
+from tracelake.ingest.schema import TABLES
+
+# Native frames folded out of the 'stack' tree: the CPython interpreter, dispatcher plumbing, and
+# the profiler's, driver's and C library's own frames; unresolved addresses too.
+_FOLDED_SYMBOL = (r"^(_?Py|PyEval|_PyEval|cfunction_|method_vectorcall|slot_tp_|vectorcall|function_code_fastcall|"
+                  r"call_function|builtin_|_start$|__libc_start|main$|c10::impl::|c10::Dispatcher::|"
+                  r"at::Tensor c10::Dispatcher|0x[0-9a-f]+$)")
+_FOLDED_MODULE = r"libpython|/bin/python|libcupti|libToolsInjection|libcuda\.so|/libc\.so|libstdc\+\+|ld-linux"
+_PY_FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
+
+UNATTRIBUTED_NO_CALL = "(unattributed: launch call not in the trace)"
+UNATTRIBUTED_NO_STACK = "(unattributed: no call stack recorded)"
+UNATTRIBUTED_NO_RANGE = "(outside any range)"
+
+
+class _Trie:
+    def __init__(self, tree: str):
+        self.tree = tree
+        self.children: dict[tuple[int, str, str], int] = {}
+        self.rows = {"node_id": [0], "parent_id": [None], "depth": [0], "label": ["(root)"], "kind": ["root"]}
+
+    def add(self, path: list[tuple[str, str]]) -> int:
+        node = 0
+        for depth, (label, kind) in enumerate(path, start=1):
+            key = (node, label, kind)
+            child = self.children.get(key)
+            if child is None:
+                child = self.children[key] = len(self.rows["node_id"])
+                for col, value in zip(("node_id", "parent_id", "depth", "label", "kind"),
+                                      (child, node, depth, label, kind)):
+                    self.rows[col].append(value)
+            node = child
+        return node
+
+    def table(self) -> pl.DataFrame:
+        frame = pl.DataFrame(self.rows, schema={"node_id": pl.Int64, "parent_id": pl.Int64, "depth": pl.Int32,
+                                                "label": pl.String, "kind": pl.String})
+        parsed = frame["label"].str.extract_groups(_PY_FRAME.pattern)
+        python = pl.col("kind") == "python"
+        return frame.with_columns(
+            pl.lit(self.tree).alias("tree"),
+            pl.when(python).then(parsed.struct.field("1")).alias("file"),
+            pl.when(python).then(parsed.struct.field("2").cast(pl.Int32, strict=False)).alias("line"),
+            pl.when(python).then(parsed.struct.field("3")).when(pl.col("kind") == "op").then(pl.col("label"))
+            .alias("function"),
+        )
+
+
+def _gpu_ops(tables: dict[str, pa.Table]) -> pl.DataFrame:
+    parts = []
+    for name, category in (("kernels", "kernel"), ("memcpy", "memcpy"), ("memset", "memset")):
+        t = tables.get(name)
+        if t is None or t.num_rows == 0:
+            continue
+        f = pl.from_arrow(t.select(["start_ns", "duration_ns", "pid", "correlation_id", "name"]))
+        bytes_col = pl.from_arrow(t.column("bytes")) if "bytes" in t.column_names else pl.Series([None] * t.num_rows,
+                                                                                                  dtype=pl.Int64)
+        parts.append(f.with_columns(pl.lit(category).alias("category"), bytes_col.cast(pl.Int64).alias("bytes")))
+    if not parts:
+        return pl.DataFrame()
+    return pl.concat(parts).with_row_index("op_index")
+
+
+def _launch_calls(tables: dict[str, pa.Table]) -> pl.DataFrame:
+    api = tables.get("api_calls")
+    if api is None or api.num_rows == 0:
+        return pl.DataFrame(schema={"pid": pl.Int64, "tid": pl.Int64, "correlation_id": pl.Int64, "start_ns": pl.Int64,
+                                    "end_ns": pl.Int64, "callchain_id": pl.Int64})
+    f = pl.from_arrow(api.select(["pid", "tid", "correlation_id", "start_ns", "end_ns", "callchain_id", "api"]))
+    return f.filter(pl.col("api") != "backtrace").drop("api").drop_nulls("correlation_id") \
+        .unique(["pid", "correlation_id"], keep="first")
+
+
+def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:
+    """For each call (by row index), the labels of the ranges enclosing it on its thread, outermost first.
+
+    `ranges`: pid, tid, start_ns, end_ns, label, kind. One sweep over each lane's sorted intervals.
+    """
+    n_ranges = ranges.height
+    lane = ranges.select("pid", "tid").vstack(calls.select("pid", "tid"))
+    ids = list(range(n_ranges + calls.height))
+    parents, _ = parent_and_depth(
+        list(zip(lane["pid"].to_list(), lane["tid"].to_list())),
+        ranges["start_ns"].to_list() + calls["start_ns"].to_list(),
+        ranges["end_ns"].to_list() + [None] * calls.height,  # calls nest like marks: contain nothing
+        ids,
+    )
+    labels = list(zip(ranges["label"].to_list(), ranges["kind"].to_list()))
+    range_paths: dict[int, list] = {}
+
+    def path_of(i: int | None) -> list:
+        if i is None:
+            return []
+        cached = range_paths.get(i)
+        if cached is None:
+            chain, j = [], i
+            while j is not None and j not in range_paths:
+                chain.append(j)
+                j = parents[j]
+            base = range_paths[j] if j is not None else []
+            for k in reversed(chain):
+                base = base + [labels[k]]
+                range_paths[k] = base
+            cached = range_paths[i]
+        return cached
+
+    return {c: path_of(parents[n_ranges + c]) for c in range(calls.height)}
+
+
+def _torch_ranges(tables: dict[str, pa.Table], kinds: tuple[str, ...]) -> pl.DataFrame:
+    parts = []
+    if "python" in kinds and tables.get("python_frames") is not None:
+        parts.append(pl.from_arrow(tables["python_frames"].select(["pid", "tid", "start_ns", "end_ns", "name"]))
+                     .with_columns(pl.lit("python").alias("kind")))
+    if "op" in kinds and tables.get("cpu_ops") is not None:
+        parts.append(pl.from_arrow(tables["cpu_ops"].select(["pid", "tid", "start_ns", "end_ns", "name"]))
+                     .with_columns(pl.lit("op").alias("kind")))
+    if "nvtx" in kinds and tables.get("annotations") is not None:
+        ann = pl.from_arrow(tables["annotations"].select(["pid", "tid", "start_ns", "end_ns", "name", "is_gpu", "kind"]))
+        parts.append(ann.filter(~pl.col("is_gpu") & pl.col("end_ns").is_not_null())
+                     .select("pid", "tid", "start_ns", "end_ns", "name", pl.lit("nvtx").alias("kind")))
+    if not parts:
+        return pl.DataFrame(schema={"pid": pl.Int64, "tid": pl.Int64, "start_ns": pl.Int64, "end_ns": pl.Int64,
+                                    "label": pl.String, "kind": pl.String})
+    return pl.concat(parts).rename({"name": "label"}).with_columns(pl.col("label").fill_null("(unnamed)"))
+
+
+def _without_parameters(symbol: str) -> str:
+    """'at::_ops::addmm::call(at::Tensor const&, ...)' -> 'at::_ops::addmm::call' (templates kept)."""
+    symbol = symbol.removesuffix(" const")
+    if not symbol.endswith(")"):
+        return symbol
+    depth = 0
+    for i in range(len(symbol) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(symbol[i], 0)
+        if depth == 0:
+            return symbol[:i] or symbol
+    return symbol
+
+
+def _callchain_paths(tables: dict[str, pa.Table], calls: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:
+    """Native backtrace of each launch call (nsys --cudabacktrace), outermost frame first, folded."""
+    chains = tables.get("callchains")
+    if chains is None or chains.num_rows == 0:
+        return {}
+    frames = (
+        pl.from_arrow(chains.select(["kind", "callchain_id", "depth", "symbol", "module", "is_unresolved"]))
+        .filter((pl.col("kind") == "cuda") & ~pl.col("is_unresolved").fill_null(False)
+                & ~pl.col("symbol").fill_null("").str.contains(_FOLDED_SYMBOL)
+                & ~pl.col("module").fill_null("").str.contains(_FOLDED_MODULE))
+        .sort(["callchain_id", "depth"], descending=[False, True])
+    )
+    by_chain: dict[int, list] = {}
+    for chain_id, symbol in zip(frames["callchain_id"].to_list(), frames["symbol"].to_list()):
+        label = _without_parameters(symbol)
+        by_chain.setdefault(chain_id, []).append((label, "op" if label.startswith("at::_ops::") else "native"))
+    return {i: by_chain[c] for i, c in enumerate(calls["callchain_id"].to_list()) if c in by_chain}
+
+
+def _torch_stack_paths(tables: dict[str, pa.Table], calls: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:
+    """Python frames > operators enclosing each launch call on its thread. Calls on threads without
+    Python frames (the autograd engine's backward threads) get the Python frames that the process's
+    main Python thread was in at that moment (e.g. 'loss.backward()') in front of their operators."""
+    paths = _enclosing_paths(_torch_ranges(tables, ("python", "op")), calls)
+    frames = tables["python_frames"]
+    if frames.num_rows == 0:
+        return paths
+    main_tid = (pl.from_arrow(frames.select(["pid", "tid"])).group_by("pid", "tid").len()
+                .sort("len", descending=True).unique("pid", keep="first").select("pid", pl.col("tid").alias("main_tid")))
+    orphans = [i for i in range(calls.height) if not any(kind == "python" for _, kind in paths.get(i, []))]
+    if not orphans:
+        return paths
+    moved = calls[orphans].join(main_tid, on="pid", how="left", maintain_order="left") \
+        .with_columns(pl.coalesce("main_tid", "tid").alias("tid")).drop("main_tid")
+    python_paths = _enclosing_paths(_torch_ranges(tables, ("python",)), moved)
+    for j, i in enumerate(orphans):
+        if python_paths.get(j):
+            paths[i] = python_paths[j] + paths.get(i, [])
+    return paths
+
+
+def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """callctx_nodes and callctx_gpu_ops for one trace's tables (none when it has no GPU work)."""
+    tables = {name: conform(name, tables.get(name)) for name in TABLES}  # every table and column present
+    ops = _gpu_ops(tables)
+    if ops.height == 0:
+        return {}
+    calls = _launch_calls(tables).with_row_index("call_index")
+    linked = ops.join(calls.select("pid", "correlation_id", "call_index"), on=["pid", "correlation_id"], how="left")
+    is_nsys = tables["cpu_ops"].num_rows == 0
+    stack_paths = _callchain_paths(tables, calls) if is_nsys else _torch_stack_paths(tables, calls)
+    nvtx_paths = _enclosing_paths(_torch_ranges(tables, ("nvtx",)), calls)
+
+    node_tables, gpu_tables = [], []
+    for tree, paths, missing in (("stack", stack_paths, UNATTRIBUTED_NO_STACK), ("nvtx", nvtx_paths,
+                                                                                   UNATTRIBUTED_NO_RANGE)):
+        trie = _Trie(tree)
+        leaf_ids = []
+        for call_index, op_name, category in zip(linked["call_index"].to_list(), linked["name"].to_list(),
+                                                 linked["category"].to_list()):
+            if call_index is None:
+                prefix = [(UNATTRIBUTED_NO_CALL, "unattributed")]
+            else:
+                prefix = paths.get(call_index) or [(missing, "unattributed")]
+            leaf_ids.append(trie.add(prefix + [(op_name or "(unnamed)", category)]))
+        node_tables.append(trie.table())
+        gpu_tables.append(linked.select(
+            pl.lit(tree).alias("tree"), pl.Series("node_id", leaf_ids, pl.Int64), "category", "start_ns",
+            "duration_ns", "bytes"))
+    return {"callctx_nodes": pl.concat(node_tables).to_arrow(), "callctx_gpu_ops": pl.concat(gpu_tables).to_arrow()}
