@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 import duckdb
 
-from . import __version__, callctx_export
+from . import __version__, callctx_export, run_job
 from .ingest_job import FileOutcome, ingest_paths
 from .lake import DB_FILE, build_database, connect
 from .output import write_result
+from .progress import Progress
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -88,6 +90,19 @@ def _cmd_callctx(args) -> int:
     return EXIT_OK
 
 
+def _cmd_run(args) -> int:
+    progress = Progress(quiet=args.quiet or args.json, verbose=args.verbose)
+    summary = run_job.run(args.paths, args.out, jobs=args.jobs, prune=args.prune, on_outcome=progress.update)
+    progress.finish(summary)
+    if args.json:
+        sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
+                                     "files": summary.files}, indent=1) + "\n")
+    if not summary.files:
+        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
+        return EXIT_SOME_FAILED
+    return EXIT_SOME_FAILED if summary.failed else EXIT_OK
+
+
 def _not_yet(issue: int):
     def run(args) -> int:
         print(f"error  `tracelake {args.command}` is not available yet (tracked as issue #{issue})", file=sys.stderr)
@@ -134,8 +149,23 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     s.set_defaults(func=_cmd_callctx)
 
-    for name, issue, text in (("report", 8, "write HTML reports"), ("run", 9, "batch job over trace directories"),
-                              ("mail", 8, "send a report by SMTP")):
+    s = sub.add_parser("run", help="the batch job: trace directories -> lake and database (incremental, parallel)",
+                       description="Ingest every trace under the given directories into OUT/lake, in parallel. "
+                                   "Re-running skips unchanged files (content hash), re-ingests changed ones and, "
+                                   "with --prune, drops traces whose file is gone. Files that are not traces are "
+                                   "listed and skipped.",
+                       epilog="Example: tracelake run /data/profiles --out results/ --jobs 8 --json > summary.json")
+    s.add_argument("paths", nargs="+", metavar="DIR", help="directories (or files) to search for traces")
+    s.add_argument("--out", required=True, metavar="OUTDIR", help="output folder; the lake is OUTDIR/lake")
+    s.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: all cores)")
+    s.add_argument("--prune", action="store_true", help="drop lake entries of files that no longer exist")
+    verbosity = s.add_mutually_exclusive_group()
+    verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    verbosity.add_argument("-v", "--verbose", action="store_true", help="one line per file, warnings too")
+    verbosity.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout")
+    s.set_defaults(func=_cmd_run)
+
+    for name, issue, text in (("report", 8, "write HTML reports"), ("mail", 8, "send a report by SMTP")):
         s = sub.add_parser(name, help=f"{text} (not available yet)")
         s.add_argument("rest", nargs=argparse.REMAINDER)
         s.set_defaults(func=_not_yet(issue))

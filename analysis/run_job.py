@@ -1,0 +1,94 @@
+"""The batch job: `tracelake run DIR... --out OUTDIR`: directories of traces -> lake + database.
+
+Each file is an independent task (ingest, build its calling context, write its partitions
+atomically) run in a process pool. The run is incremental: the lake's own `traces` table says
+which file (path and content hash) each trace came from, so an unchanged file is skipped, a
+changed one is re-ingested and its old trace removed, and --prune drops traces whose file is gone.
+Because the lake is the only state, a run killed at any point (even kill -9) leaves nothing that
+a re-run does not clean up (lake_writer.remove_incomplete) or redo.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from tracelake.ingest.discover import discover
+from tracelake.ingest.identity import file_sha256
+from tracelake.ingest.lake_writer import delete_trace
+
+from .ingest_job import FileOutcome, ingest_one
+from .lake import build_database, prepare_for_writing
+
+# Errors that mean "this file is not a trace at all": listed as skipped, not as failures.
+NOT_A_TRACE = ("not a JSON trace", "not a Chrome trace", "unknown format", "not an Nsight Systems export")
+
+
+@dataclass
+class RunSummary:
+    lake: str
+    files: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> int:
+        return sum(f["status"] == "error" for f in self.files)
+
+    def count(self, status: str) -> int:
+        return sum(f["status"] == status for f in self.files)
+
+
+def lake_index(lake: Path) -> dict[str, tuple[str, str]]:
+    """path -> (content_sha256, trace_id) of every complete trace in the lake."""
+    out = {}
+    for part in (lake / "traces").glob("trace_id=*/data.parquet"):
+        row = pq.read_table(part, columns=["path", "content_sha256"]).to_pylist()
+        if row:
+            out[os.path.abspath(row[0]["path"])] = (row[0]["content_sha256"], part.parent.name.removeprefix("trace_id="))
+    return out
+
+
+def _task(path: str, lake: str) -> FileOutcome:
+    return ingest_one(path, Path(lake))
+
+
+def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool = False,
+        on_outcome: Callable[[FileOutcome, int, int], None] = lambda o, done, total: None) -> RunSummary:
+    t0 = time.perf_counter()
+    lake = prepare_for_writing(Path(out) / "lake")
+    known = lake_index(lake)
+    files = [os.path.abspath(p) for p in discover(paths)]
+    summary = RunSummary(str(lake.resolve()))
+    todo = []
+    for path in files:
+        previous = known.get(path)
+        if previous and os.path.exists(path) and file_sha256(path) == previous[0]:
+            summary.files.append(asdict(FileOutcome(path, "unchanged", previous[1])))
+        else:
+            todo.append(path)
+    if prune:
+        present = set(files)
+        for path, (_, trace_id) in known.items():
+            if path not in present and not os.path.exists(path):
+                delete_trace(lake, trace_id)
+                summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
+    done = 0
+    with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
+        futures = {pool.submit(_task, path, str(lake)): path for path in todo}
+        for future in as_completed(futures):
+            outcome = future.result()
+            if outcome.status == "error" and any(s in (outcome.error or "") for s in NOT_A_TRACE):
+                outcome.status = "skipped"
+            if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
+                delete_trace(lake, known[outcome.path][1])  # the file changed: drop its old trace
+            done += 1
+            on_outcome(outcome, done, len(todo))
+            summary.files.append(asdict(outcome))
+    build_database(lake)
+    summary.seconds = time.perf_counter() - t0
+    return summary

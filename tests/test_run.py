@@ -1,0 +1,102 @@
+"""The batch job: incremental re-runs, skipped non-traces, failures, kill -9 safety, JSON summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import DATA, REPO
+from tracelake.analysis.cli import main
+from tracelake.analysis.lake import connect
+
+MNIST = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
+MLP = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"
+RESNET = DATA / "torch-2.11_resnet50-train-fp32-pageable_h100.pt.trace.json.gz"
+NSYS = DATA / "nsys-2025.3.1_cnn-train-pageable_h100.sqlite.gz"
+
+
+def _run_json(args, capsys) -> tuple[int, dict]:
+    code = main(["run", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _statuses(summary) -> dict[str, str]:
+    return {Path(f["path"]).name: f["status"] for f in summary["files"]}
+
+
+def _lake_state(lake: Path) -> dict:
+    con = connect(lake)
+    try:
+        ids = sorted(r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall())
+        counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                  for t in ("kernels", "api_calls", "cpu_ops", "callctx_nodes", "annotations")}
+    finally:
+        con.close()
+    return {"ids": ids, "counts": counts}
+
+
+def test_incremental_runs(tmp_path, capsys):
+    src = tmp_path / "traces" / "job1"
+    src.mkdir(parents=True)
+    for f in (MNIST, MLP, RESNET):
+        shutil.copy(f, src / f.name)
+    out = tmp_path / "out"
+    code, first = _run_json([str(tmp_path / "traces"), "--out", str(out), "--jobs", "2"], capsys)
+    assert code == 0 and set(_statuses(first).values()) == {"ok"}
+
+    code, again = _run_json([str(tmp_path / "traces"), "--out", str(out)], capsys)
+    assert code == 0 and set(_statuses(again).values()) == {"unchanged"}
+
+    shutil.copy(NSYS, src / MLP.name)  # the file changes content (a different trace)
+    (src / RESNET.name).unlink()
+    code, third = _run_json([str(tmp_path / "traces"), "--out", str(out), "--prune"], capsys)
+    statuses = _statuses(third)
+    assert statuses[MLP.name] == "ok" and statuses[MNIST.name] == "unchanged" and statuses[RESNET.name] == "removed"
+    state = _lake_state(out / "lake")
+    assert len(state["ids"]) == 2 and not any(i.startswith("torch-2.11_resnet50") for i in state["ids"])
+    sources = {r[0] for r in connect(out / "lake").execute("SELECT source FROM traces").fetchall()}
+    assert sources == {"pytorch", "nsys"}  # the changed file's old trace is gone, its new one is in
+
+
+def test_non_traces_are_skipped_and_bad_traces_fail(tmp_path, capsys):
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(MLP, src / MLP.name)
+    (src / "config.json").write_text('{"lr": 0.1, "batch": 32}')
+    con = sqlite3.connect(src / "notes.sqlite")
+    con.execute("CREATE TABLE notes (text)")
+    con.commit()
+    con.close()
+    code, summary = _run_json([str(src), "--out", str(tmp_path / "out")], capsys)
+    statuses = _statuses(summary)
+    assert code == 0 and statuses == {MLP.name: "ok", "config.json": "skipped", "notes.sqlite": "skipped"}
+    (src / "cut.json.gz").write_bytes(MLP.read_bytes()[:200])
+    code, summary = _run_json([str(src), "--out", str(tmp_path / "out")], capsys)
+    failed = [f for f in summary["files"] if f["status"] == "error"]
+    assert code == 1 and len(failed) == 1 and "cut.json.gz" in failed[0]["error"]
+
+
+def test_kill_dash_nine_then_rerun_equals_a_clean_run(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(6):  # distinct contents: a trace per file
+        for f in (MNIST, RESNET, NSYS):
+            shutil.copy(f, src / f"{i}-{f.name}")
+        with open(src / f"{i}-{MNIST.name}", "ab") as fh:
+            fh.write(b"\0" * (i + 1))  # trailing bytes after the gzip stream: same events, new hash
+    cmd = [sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--jobs", "2", "-q"]
+    proc = subprocess.Popen(cmd + ["--out", str(tmp_path / "killed")], cwd=REPO, start_new_session=True)
+    time.sleep(2.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert subprocess.run(cmd + ["--out", str(tmp_path / "killed")], cwd=REPO).returncode == 0
+    assert subprocess.run(cmd + ["--out", str(tmp_path / "clean")], cwd=REPO).returncode == 0
+    assert _lake_state(tmp_path / "killed" / "lake") == _lake_state(tmp_path / "clean" / "lake")
+    assert not (tmp_path / "killed" / "lake" / ".staging").exists()
