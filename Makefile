@@ -11,12 +11,12 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,dask]'
 	touch $@
 
 demo: setup
 	@rm -rf $(DEMO_OUT)
-	$(BIN)/tracelake ingest tests/data --lake $(DEMO_OUT)/lake
+	$(BIN)/tracelake run tests/data --out $(DEMO_OUT)
 	@echo
 	@echo "Demo lake: $(abspath $(DEMO_OUT)/lake)"
 	@echo "Query it:  $(BIN)/tracelake sql --lake $(DEMO_OUT)/lake \"SELECT * FROM traces\""

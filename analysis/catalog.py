@@ -43,7 +43,7 @@ def load_files() -> list[SqlFile]:
                 depends = []
                 for block in _DEPENDS.findall(text):
                     names = block.replace("--", ",").replace("\n", ",")
-                    depends.extend(d.strip() for d in names.split(",") if d.strip())
+                    depends.extend(d.strip() for d in names.split(",") if d.strip() and d.strip() != "(none)")
                 files.append(SqlFile(f"{prefix}{child.name}", text, tuple(_CREATES.findall(text)), tuple(depends)))
 
     walk(_sql_root())

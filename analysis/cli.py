@@ -92,7 +92,15 @@ def _cmd_callctx(args) -> int:
 
 def _cmd_run(args) -> int:
     progress = Progress(quiet=args.quiet or args.json, verbose=args.verbose)
-    summary = run_job.run(args.paths, args.out, jobs=args.jobs, prune=args.prune, on_outcome=progress.update)
+    if args.executor == "dask" and not args.scheduler:
+        print("error  --executor dask needs --scheduler ADDRESS (e.g. tcp://scheduler:8786)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        summary = run_job.run(args.paths, args.out, jobs=args.jobs, prune=args.prune, on_outcome=progress.update,
+                              executor=args.executor, scheduler=args.scheduler)
+    except ImportError:
+        print("error  --executor dask needs the dask extra: pip install 'tracelake[dask]'", file=sys.stderr)
+        return EXIT_USAGE
     progress.finish(summary)
     if args.json:
         sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
@@ -159,6 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", required=True, metavar="OUTDIR", help="output folder; the lake is OUTDIR/lake")
     s.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: all cores)")
     s.add_argument("--prune", action="store_true", help="drop lake entries of files that no longer exist")
+    s.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help="local: a process pool on this machine (default); dask: a Dask distributed cluster")
+    s.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, with --executor dask")
     verbosity = s.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     verbosity.add_argument("-v", "--verbose", action="store_true", help="one line per file, warnings too")

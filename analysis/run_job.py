@@ -10,6 +10,7 @@ a re-run does not clean up (lake_writer.remove_incomplete) or redo.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from collections.abc import Callable
@@ -57,8 +58,32 @@ def _task(path: str, lake: str) -> FileOutcome:
     return ingest_one(path, Path(lake))
 
 
+def _execute(paths: list[str], lake: Path, jobs: int | None, executor: str, scheduler: str | None):
+    """Run the per-file tasks; yields outcomes as they finish. 'local': a process pool on this
+    machine; 'dask': a Dask distributed cluster (its workers must see the files and the lake)."""
+    if not paths:
+        return
+    if executor == "dask":
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+
+        with Client(scheduler) as client:
+            futures = [client.submit(_task, p, str(lake), pure=False) for p in paths]
+            for future in dask_completed(futures):
+                yield future.result()
+        return
+    # Workers come from a fork server, not from this process: forking a process whose polars,
+    # Arrow or DuckDB thread pools are running can deadlock the child (seen in the test suite).
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1,
+                             mp_context=multiprocessing.get_context(method)) as pool:
+        for future in as_completed([pool.submit(_task, p, str(lake)) for p in paths]):
+            yield future.result()
+
+
 def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool = False,
-        on_outcome: Callable[[FileOutcome, int, int], None] = lambda o, done, total: None) -> RunSummary:
+        on_outcome: Callable[[FileOutcome, int, int], None] = lambda o, done, total: None,
+        executor: str = "local", scheduler: str | None = None) -> RunSummary:
     t0 = time.perf_counter()
     lake = prepare_for_writing(Path(out) / "lake")
     known = lake_index(lake)
@@ -78,17 +103,14 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
                 delete_trace(lake, trace_id)
                 summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
     done = 0
-    with ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as pool:
-        futures = {pool.submit(_task, path, str(lake)): path for path in todo}
-        for future in as_completed(futures):
-            outcome = future.result()
-            if outcome.status == "error" and any(s in (outcome.error or "") for s in NOT_A_TRACE):
-                outcome.status = "skipped"
-            if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
-                delete_trace(lake, known[outcome.path][1])  # the file changed: drop its old trace
-            done += 1
-            on_outcome(outcome, done, len(todo))
-            summary.files.append(asdict(outcome))
+    for outcome in _execute(todo, lake, jobs, executor, scheduler):
+        if outcome.status == "error" and any(s in (outcome.error or "") for s in NOT_A_TRACE):
+            outcome.status = "skipped"
+        if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
+            delete_trace(lake, known[outcome.path][1])  # the file changed: drop its old trace
+        done += 1
+        on_outcome(outcome, done, len(todo))
+        summary.files.append(asdict(outcome))
     build_database(lake)
     summary.seconds = time.perf_counter() - t0
     return summary

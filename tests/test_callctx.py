@@ -113,3 +113,14 @@ def test_exports(sample_lake, tmp_path, capsys):
     assert lines and all(";" in line or " " in line for line in lines)
     assert sum(int(line.rsplit(" ", 1)[1]) for line in lines) == profile["endValue"]
     assert main(["callctx", "--lake", str(sample_lake), "--trace", "no-such-trace"]) == 2
+
+
+@pytest.mark.corpus
+def test_cpu_sampling_per_function(corpus_con):
+    trace = _trace_id(corpus_con, "nsys-2023.2.3_cutlass-gemm-cpu-sampling_a40.sqlite")
+    rows = corpus_con.execute("SELECT symbol, self_samples, total_samples, self_pct FROM cpu_sample_flat "
+                              "WHERE trace_id = ? ORDER BY total_samples DESC", [trace]).fetchall()
+    samples = corpus_con.execute("SELECT count(*) FROM cpu_samples WHERE trace_id = ?", [trace]).fetchone()[0]
+    assert rows and samples == 13303
+    assert sum(r[1] for r in rows) == samples  # every sample has exactly one leaf frame
+    assert all(r[1] <= r[2] <= samples for r in rows)

@@ -22,6 +22,8 @@ def test_views_are_documented(sql_file, sample_con):
     for name in set(sql_file.creates) & views:  # macros take arguments: their views document the columns
         actual |= {r[0] for r in sample_con.execute(f"DESCRIBE {name}").fetchall()}
     documented = set(re.findall(r"^-- @column (\w+)", sql_file.text, re.M))
+    if not set(sql_file.creates) & views:
+        return  # macros only: their header line documents what they return
     assert documented, "document the columns with '-- @column name meaning'"
     assert documented <= actual, f"documented but not in any view: {sorted(documented - actual)}"
 

@@ -100,3 +100,18 @@ def test_kill_dash_nine_then_rerun_equals_a_clean_run(tmp_path):
     assert subprocess.run(cmd + ["--out", str(tmp_path / "clean")], cwd=REPO).returncode == 0
     assert _lake_state(tmp_path / "killed" / "lake") == _lake_state(tmp_path / "clean" / "lake")
     assert not (tmp_path / "killed" / "lake" / ".staging").exists()
+
+
+def test_dask_executor_on_a_local_cluster(tmp_path, capsys):
+    from distributed import LocalCluster
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for f in (MNIST, MLP, NSYS):
+        shutil.copy(f, src / f.name)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        code, summary = _run_json([str(src), "--out", str(tmp_path / "dask"), "--executor", "dask",
+                                   "--scheduler", cluster.scheduler_address], capsys)
+    assert code == 0 and set(_statuses(summary).values()) == {"ok"}
+    code, _ = _run_json([str(src), "--out", str(tmp_path / "local")], capsys)
+    assert _lake_state(tmp_path / "dask" / "lake") == _lake_state(tmp_path / "local" / "lake")

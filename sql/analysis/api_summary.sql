@@ -1,7 +1,7 @@
 -- api_summary: time in CUDA/HIP runtime and driver API calls per API name
 -- (NVIDIA's cuda_api_sum). One row per trace and name.
 --
--- depends: api
+-- depends: api, duration_stats
 --
 -- @column trace_id    Trace.
 -- @column name        API name without the '_vNNNN' suffix.
@@ -14,18 +14,14 @@
 -- @column max_ns      Longest (ns).
 -- @column stddev_ns   Sample standard deviation (ns); 0 for one call.
 CREATE OR REPLACE VIEW api_summary AS
+SELECT * RENAME (instances AS num_calls) FROM (
 SELECT trace_id, name,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
            AS time_pct,
-       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       count(*) AS num_calls,
-       avg(duration_ns) AS avg_ns,
-       median(duration_ns) AS med_ns,
-       min(duration_ns) AS min_ns,
-       max(duration_ns) AS max_ns,
-       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+       unnest(duration_stats(duration_ns))
 FROM api
-GROUP BY trace_id, name;
+GROUP BY trace_id, name
+);
 
 -- api_summary_nsys: cuda_api_sum exactly as NVIDIA computes it: grouped by the
 -- recorded name (nsys groups by string id), so a runtime call and its
@@ -38,15 +34,11 @@ GROUP BY trace_id, name;
 -- @column raw_name    The name as recorded (the grouping key).
 -- (other columns as in api_summary)
 CREATE OR REPLACE VIEW api_summary_nsys AS
+SELECT * RENAME (instances AS num_calls) FROM (
 SELECT trace_id, regexp_replace(name, '_v[0-9]{4}$', '') AS name, name AS raw_name,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
            AS time_pct,
-       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       count(*) AS num_calls,
-       avg(duration_ns) AS avg_ns,
-       median(duration_ns) AS med_ns,
-       min(duration_ns) AS min_ns,
-       max(duration_ns) AS max_ns,
-       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+       unnest(duration_stats(duration_ns))
 FROM api_calls
-GROUP BY trace_id, name;
+GROUP BY trace_id, name
+);

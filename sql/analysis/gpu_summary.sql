@@ -1,7 +1,7 @@
 -- gpu_summary: kernels and memory operations together, per name (NVIDIA's
 -- cuda_gpu_sum, like nvprof --print-gpu-summary). One row per trace and name.
 --
--- depends: gpu_ops
+-- depends: gpu_ops, duration_stats
 --
 -- @column trace_id    Trace.
 -- @column category    'CUDA_KERNEL' or 'MEMORY_OPER' (NVIDIA's labels).
@@ -21,12 +21,6 @@ SELECT trace_id,
        name,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
            AS time_pct,
-       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       count(*) AS instances,
-       avg(duration_ns) AS avg_ns,
-       median(duration_ns) AS med_ns,
-       min(duration_ns) AS min_ns,
-       max(duration_ns) AS max_ns,
-       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+       unnest(duration_stats(duration_ns))
 FROM gpu_ops
 GROUP BY trace_id, category = 'kernel', name;

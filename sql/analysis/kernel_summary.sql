@@ -1,7 +1,7 @@
 -- kernel_summary: where the kernel time goes, per kernel name (NVIDIA's
 -- cuda_gpu_kern_sum). One row per trace and kernel name.
 --
--- depends: kernels
+-- depends: kernels, duration_stats
 --
 -- @column trace_id    Trace.
 -- @column name        Kernel name (demangled, as nsys prints it).
@@ -18,13 +18,7 @@ CREATE OR REPLACE VIEW kernel_summary AS
 SELECT trace_id, name,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
            AS time_pct,
-       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       count(*) AS instances,
-       avg(duration_ns) AS avg_ns,
-       median(duration_ns) AS med_ns,
-       min(duration_ns) AS min_ns,
-       max(duration_ns) AS max_ns,
-       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+       unnest(duration_stats(duration_ns))
 FROM kernels
 GROUP BY trace_id, name;
 
@@ -36,13 +30,7 @@ CREATE OR REPLACE VIEW kernel_summary_by_launch_config AS
 SELECT trace_id, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
            AS time_pct,
-       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       count(*) AS instances,
-       avg(duration_ns) AS avg_ns,
-       median(duration_ns) AS med_ns,
-       min(duration_ns) AS min_ns,
-       max(duration_ns) AS max_ns,
-       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+       unnest(duration_stats(duration_ns))
 FROM kernels
 GROUP BY trace_id, name, grid_x, grid_y, grid_z, block_x, block_y, block_z;
 
@@ -56,12 +44,6 @@ SELECT trace_id, pid, device_id, name,
        100.0 * sum(duration_ns)
            / sum(sum(duration_ns)) OVER (PARTITION BY trace_id, pid, device_id)
            AS time_pct,
-       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       count(*) AS instances,
-       avg(duration_ns) AS avg_ns,
-       median(duration_ns) AS med_ns,
-       min(duration_ns) AS min_ns,
-       max(duration_ns) AS max_ns,
-       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+       unnest(duration_stats(duration_ns))
 FROM kernels
 GROUP BY trace_id, pid, device_id, name;

@@ -1,7 +1,7 @@
 -- memcpy_time_summary: time of GPU memory operations per operation
 -- (NVIDIA's cuda_gpu_mem_time_sum). One row per trace and operation.
 --
--- depends: gpu_ops
+-- depends: gpu_ops, duration_stats
 --
 -- @column trace_id    Trace.
 -- @column operation   '[CUDA memcpy Host-to-Device]', ..., '[CUDA memset]'.
@@ -14,19 +14,15 @@
 -- @column max_ns      Longest (ns).
 -- @column stddev_ns   Sample standard deviation (ns); 0 for one operation.
 CREATE OR REPLACE VIEW memcpy_time_summary AS
+SELECT * RENAME (instances AS count) FROM (
 SELECT trace_id, name AS operation,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
            AS time_pct,
-       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       count(*) AS count,
-       avg(duration_ns) AS avg_ns,
-       median(duration_ns) AS med_ns,
-       min(duration_ns) AS min_ns,
-       max(duration_ns) AS max_ns,
-       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+       unnest(duration_stats(duration_ns))
 FROM gpu_ops
 WHERE category IN ('memcpy', 'memset')
-GROUP BY trace_id, name;
+GROUP BY trace_id, name
+);
 
 -- memcpy_size_summary: bytes moved per operation (NVIDIA's cuda_gpu_mem_size_sum).
 --

@@ -2,7 +2,7 @@
 -- NVTX push/pop and start/end ranges, and PyTorch user annotations (record_function,
 -- ProfilerStep#N). One row per trace, range name and style.
 --
--- depends: annotations, traces
+-- depends: annotations, traces, duration_stats
 --
 -- @column trace_id    Trace.
 -- @column range       Range name; for NVTX '<domain>:<text>' as NVIDIA prints it
@@ -43,12 +43,6 @@ CREATE OR REPLACE VIEW nvtx_summary AS
 SELECT trace_id, range, style,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
            AS time_pct,
-       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       count(*) AS instances,
-       avg(duration_ns) AS avg_ns,
-       median(duration_ns) AS med_ns,
-       min(duration_ns) AS min_ns,
-       max(duration_ns) AS max_ns,
-       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+       unnest(duration_stats(duration_ns))
 FROM nvtx_ranges
 GROUP BY trace_id, range, style;

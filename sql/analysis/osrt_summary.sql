@@ -3,7 +3,7 @@
 -- nesting level are nsys's own markers ('OS runtime libraries profiling started',
 -- '[Unknown]'), not calls, and are left out as NVIDIA does.
 --
--- depends: os_runtime_calls
+-- depends: os_runtime_calls, duration_stats
 --
 -- @column trace_id    Trace.
 -- @column name        Function name.
@@ -16,16 +16,12 @@
 -- @column max_ns      Longest (ns).
 -- @column stddev_ns   Sample standard deviation (ns); 0 for one call.
 CREATE OR REPLACE VIEW osrt_summary AS
+SELECT * RENAME (instances AS num_calls) FROM (
 SELECT trace_id, name,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)
            AS time_pct,
-       CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       count(*) AS num_calls,
-       avg(duration_ns) AS avg_ns,
-       median(duration_ns) AS med_ns,
-       min(duration_ns) AS min_ns,
-       max(duration_ns) AS max_ns,
-       coalesce(stddev_samp(duration_ns), 0) AS stddev_ns
+       unnest(duration_stats(duration_ns))
 FROM os_runtime_calls
 WHERE nesting_level IS NOT NULL
-GROUP BY trace_id, name;
+GROUP BY trace_id, name
+);
