@@ -39,11 +39,18 @@ def _cmd_ingest(args) -> int:
     return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
-def _cmd_sql(args) -> int:
+def _open_lake(lake: str):
+    """The lake's database connection, or None after printing why there is none."""
     try:
-        con = connect(args.lake)
+        return connect(lake)
     except FileNotFoundError as e:
         print(f"error  {e}", file=sys.stderr)
+        return None
+
+
+def _cmd_sql(args) -> int:
+    con = _open_lake(args.lake)
+    if con is None:
         return EXIT_USAGE
     try:
         rel = con.sql(args.query)
@@ -65,10 +72,8 @@ def _cmd_relink(args) -> int:
 
 
 def _cmd_callctx(args) -> int:
-    try:
-        con = connect(args.lake)
-    except FileNotFoundError as e:
-        print(f"error  {e}", file=sys.stderr)
+    con = _open_lake(args.lake)
+    if con is None:
         return EXIT_USAGE
     try:
         ids = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]

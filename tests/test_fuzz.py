@@ -34,6 +34,13 @@ def _ingest_bytes(data: bytes, suffix: str) -> None:
         build_callctx(result.tables)  # the derived tables must cope with whatever was ingested
 
 
+def _flipped(data: bytes, flips: list[tuple[int, int]]) -> bytes:
+    out = bytearray(data)
+    for at, mask in flips:
+        out[at] ^= mask
+    return bytes(out)
+
+
 @FUZZ
 @given(st.integers(min_value=0, max_value=len(MLP_JSON)))
 def test_truncated_json(cut):
@@ -50,10 +57,7 @@ def test_truncated_gzip(cut):
 @given(st.lists(st.tuples(st.integers(min_value=0, max_value=len(MLP_GZ) - 1), st.integers(1, 255)),
                 min_size=1, max_size=8))
 def test_byte_flips_in_gzip(flips):
-    data = bytearray(MLP_GZ)
-    for at, mask in flips:
-        data[at] ^= mask
-    _ingest_bytes(bytes(data), ".json.gz")
+    _ingest_bytes(_flipped(MLP_GZ, flips), ".json.gz")
 
 
 _ODD_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=True),
@@ -115,7 +119,4 @@ def test_sqlite_tables_and_columns_dropped(data):
 @given(st.lists(st.tuples(st.integers(min_value=0, max_value=len(NSYS_DB) - 1), st.integers(1, 255)),
                 min_size=1, max_size=16))
 def test_byte_flips_in_sqlite_pages(flips):
-    data = bytearray(NSYS_DB)
-    for at, mask in flips:
-        data[at] ^= mask
-    _ingest_bytes(bytes(data), ".sqlite")
+    _ingest_bytes(_flipped(NSYS_DB, flips), ".sqlite")
