@@ -46,6 +46,10 @@ def ingest_one(path: str, lake: Path) -> FileOutcome:
         return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e))
     except OSError as e:
         return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=f"{path}: cannot write lake: {e}")
+    except Exception as e:  # noqa: BLE001 - a bug on one file must not stop the batch; say which file
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        return FileOutcome(path, "error", seconds=time.perf_counter() - t0,
+                           error=f"{path}: internal error while writing the trace: {type(e).__name__}: {first}")
     return FileOutcome(path, "ok", result.trace_id, result.event_count, time.perf_counter() - t0,
                        warnings=tuple(result.warnings))
 

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .schema import TABLES
@@ -41,10 +42,23 @@ def conform(table_name: str, data: pa.Table | None) -> pa.Table:
     arrays = []
     for field in schema:
         if field.name in data.column_names:
-            arrays.append(data.column(field.name).cast(field.type))
+            arrays.append(_cast(data.column(field.name), field.type))
         else:
             arrays.append(pa.nulls(n, field.type))
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _cast(column, target: pa.DataType):
+    """Cast to the schema's type; integers that do not fit (absurd values in a trace) become NULL."""
+    try:
+        return column.cast(target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        if not (pa.types.is_integer(target) and pa.types.is_integer(column.type)):
+            raise
+        info = {pa.int32(): (-(2**31), 2**31 - 1), pa.int64(): (-(2**63), 2**63 - 1)}[target]
+        wide = column.cast(pa.int64()) if column.type != pa.uint64() else column
+        fits = pc.and_(pc.greater_equal(wide, info[0]), pc.less_equal(wide, info[1]))
+        return pc.if_else(fits, wide, pa.scalar(None, wide.type)).cast(target)
 
 
 def write_trace(lake: Path, trace_id: str, tables: dict[str, pa.Table]) -> None:

@@ -167,3 +167,17 @@ def test_batch_goes_on_and_leaves_nothing_half_written(tmp_path, capsys):
     partitions = {p.name for p in (lake / "kernels").iterdir()}
     assert len(partitions) == 1 and next(iter(partitions)).startswith("trace_id=good-")
     assert not (lake / ".staging").exists()
+
+
+def test_values_too_large_for_their_column_become_null(tmp_path):
+    # found by the fuzzer: a device id of 2**31 must not crash writing the int32 column
+    events = [dict(_kernel(1.0, 1.0), args={"device": 2**31, "stream": 7, "correlation": 1, "grid": [2**40, 1, 1]})]
+    result = ingest_file(str(_write(tmp_path, "huge.json", _trace(events))))
+    lake = tmp_path / "lake"
+    from tracelake.ingest.lake_writer import write_trace
+
+    write_trace(lake, result.trace_id, result.tables)
+    import pyarrow.parquet as pq
+
+    row = pq.read_table(next((lake / "kernels").glob("*/data.parquet"))).to_pylist()[0]
+    assert row["device_id"] is None and row["grid_x"] is None and row["stream_id"] == 7
