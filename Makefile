@@ -18,7 +18,8 @@ demo: setup
 	@rm -rf $(DEMO_OUT)
 	$(BIN)/tracelake run tests/data --out $(DEMO_OUT)
 	@echo
-	@echo "Demo lake: $(abspath $(DEMO_OUT)/lake)"
+	@echo "Demo report: $(abspath $(DEMO_OUT)/reports/index.html)"
+	@echo "Demo lake:   $(abspath $(DEMO_OUT)/lake)"
 	@echo "Query it:  $(BIN)/tracelake sql --lake $(DEMO_OUT)/lake \"SELECT * FROM traces\""
 	@echo "      or:  $(BIN)/duckdb $(abspath $(DEMO_OUT)/lake)/tracelake.duckdb"
 

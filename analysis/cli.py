@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+from tracelake.reports.write import write_reports  # noqa: E402
 
 from . import __version__, callctx_export, run_job
 from .ingest_job import FileOutcome, ingest_paths
@@ -107,6 +108,16 @@ def _cmd_run(args) -> int:
         print("error  --executor dask needs the dask extra: pip install 'tracelake[dask]'", file=sys.stderr)
         return EXIT_USAGE
     progress.finish(summary)
+    if not args.no_reports and summary.files:
+        con = connect(Path(args.out) / "lake")
+        try:
+            fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
+            failures = [f for f in summary.files if f["status"] == "error"]
+            index = write_reports(con, Path(args.out) / "reports", failures=failures, render_ids=fresh)
+        finally:
+            con.close()
+        if not args.quiet and not args.json:
+            print(f"reports: {index.resolve()}", file=sys.stderr)
     if args.json:
         sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
                                      "files": summary.files}, indent=1) + "\n")
@@ -114,6 +125,37 @@ def _cmd_run(args) -> int:
         print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
         return EXIT_SOME_FAILED
     return EXIT_SOME_FAILED if summary.failed else EXIT_OK
+
+
+def _cmd_report(args) -> int:
+    con = _open_lake(args.lake)
+    if con is None:
+        return EXIT_USAGE
+    try:
+        ids = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
+        chosen = []
+        for wanted in args.trace or []:
+            matches = [t for t in ids if t == wanted] or [t for t in ids if t.startswith(wanted)]
+            if len(matches) != 1:
+                print(f"error  --trace {wanted!r} matches {len(matches)} traces", file=sys.stderr)
+                return EXIT_USAGE
+            chosen.append(matches[0])
+        out = Path(args.output)
+        if len(chosen) == 1:
+            from tracelake.reports.render import trace_report
+            from tracelake.reports.write import _write
+
+            _write(out, trace_report(con, chosen[0]))
+        else:
+            from tracelake.reports.write import write_reports
+
+            pages = out.with_name(out.stem + "_files")
+            index = write_reports(con, pages, chosen or None)
+            out.write_text(index.read_text().replace('href="traces/', f'href="{pages.name}/traces/'))
+    finally:
+        con.close()
+    print(out.resolve())
+    return EXIT_OK
 
 
 def _not_yet(issue: int):
@@ -175,13 +217,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--executor", choices=["local", "dask"], default="local",
                    help="local: a process pool on this machine (default); dask: a Dask distributed cluster")
     s.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, with --executor dask")
+    s.add_argument("--no-reports", action="store_true", help="skip the HTML reports (OUTDIR/reports/index.html)")
     verbosity = s.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     verbosity.add_argument("-v", "--verbose", action="store_true", help="one line per file, warnings too")
     verbosity.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout")
     s.set_defaults(func=_cmd_run)
 
-    for name, issue, text in (("report", 8, "write HTML reports"), ("mail", 8, "send a report by SMTP")):
+    s = sub.add_parser("report", help="write HTML reports (one trace, or an index of several with their pages)",
+                       description="Self-contained static HTML: inline CSS and PNG charts, no JavaScript, no network.",
+                       epilog="Example: tracelake report --lake lake/ --trace rank0 -o rank0.html")
+    s.add_argument("--lake", required=True, metavar="DIR")
+    s.add_argument("--trace", action="append", metavar="ID", help="trace id or unique prefix (repeatable)")
+    s.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    s.set_defaults(func=_cmd_report)
+
+    for name, issue, text in (("mail", 8, "send a report by SMTP"),):
         s = sub.add_parser(name, help=f"{text} (not available yet)")
         s.add_argument("rest", nargs=argparse.REMAINDER)
         s.set_defaults(func=_not_yet(issue))

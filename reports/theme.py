@@ -1,0 +1,43 @@
+"""Colors, labels and number formats shared by every report section and chart."""
+
+from __future__ import annotations
+
+# One color per category, the same in every chart.
+CATEGORY_COLORS = {
+    "compute": "#2f6db5",
+    "communication": "#8e44ad",
+    "memcpy": "#e07b24",
+    "memset": "#f2c14e",
+    "idle": "#c8ccd2",
+    "non_compute": "#d35454",
+}
+
+
+def ms(ns) -> str:
+    if ns is None:
+        return "–"
+    ns = float(ns)
+    return f"{ns / 1e6:,.3f} ms" if abs(ns) < 1e8 else f"{ns / 1e9:,.3f} s"
+
+
+def pct(value) -> str:
+    return "–" if value is None else f"{float(value):.1f} %"
+
+
+def count(value) -> str:
+    return "–" if value is None else f"{int(value):,}"
+
+
+def gbps(bytes_per_s) -> str:
+    return "–" if bytes_per_s is None else f"{float(bytes_per_s) / 1e9:,.1f} GB/s"
+
+
+def mb(value) -> str:
+    return "–" if value is None else f"{float(value) / 1e6:,.1f} MB"
+
+
+def short(label: str | None, limit: int = 90) -> str:
+    """Long C++ names shortened for display (the full name goes in the title attribute)."""
+    if label is None:
+        return "–"
+    return label if len(label) <= limit else label[: limit - 1] + "…"

@@ -1,0 +1,53 @@
+"""HTML reports: self-contained (no JavaScript, no network), sections present, trace strings escaped."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tracelake.analysis.cli import main
+from tracelake.analysis.lake import connect
+from tracelake.reports.write import write_reports
+
+
+def test_reports_for_the_sample_lake(sample_con, tmp_path):
+    index = write_reports(sample_con, tmp_path / "reports")
+    pages = sorted((tmp_path / "reports" / "traces").glob("*.html"))
+    assert len(pages) == 4
+    for page in [index, *pages]:
+        html = page.read_text()
+        assert "<script" not in html.lower()
+        assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), "no network resources"
+        assert page.stat().st_size < 2_000_000
+    resnet = next(p for p in pages if "resnet50" in p.name).read_text()
+    for section in ("Findings", "GPU utilization over time", "Where the GPU time goes", "Top kernels",
+                    "Which code launched the GPU time", "Kernels", "Memory copies", "Why the GPU waits", "Steps"):
+        assert f"<h2>{section}</h2>" in resnet, section
+    assert resnet.count('src="data:image/png;base64,') == 4
+    assert "pageable_copy_in_step" in resnet  # the finding the trace was recorded to show
+    assert 'href="traces/' in index.read_text()
+
+
+def test_untrusted_names_are_escaped(tmp_path):
+    evil = ['<script>alert("x")</script>', "<img src=x onerror=alert(1)>", "it's \"quoted\" & <b>bold</b>",
+            "void very::long::templated::kernel<" + "T, " * 200 + "U>(int)"]
+    events = []
+    for i, name in enumerate(evil):
+        events.append({"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": 100.0 + 10 * i, "dur": 5.0,
+                       "args": {"device": 0, "stream": 7, "correlation": i + 1}})
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1,
+                       "ts": 99.0 + 10 * i, "dur": 1.0, "args": {"correlation": i + 1}})
+        events.append({"ph": "X", "cat": "user_annotation", "name": evil[i], "pid": 1, "tid": 1,
+                       "ts": 98.0 + 10 * i, "dur": 3.0, "args": {}})
+    trace = tmp_path / "evil.json"
+    trace.write_text(json.dumps({"traceEvents": events}))
+    lake = tmp_path / "lake"
+    assert main(["ingest", str(trace), "--lake", str(lake), "-q"]) == 0
+    con = connect(lake)
+    index = write_reports(con, tmp_path / "reports")
+    con.close()
+    html = next((tmp_path / "reports" / "traces").glob("*.html")).read_text() + index.read_text()
+    assert "<script" not in html and "<img src=x" not in html and "<b>bold" not in html
+    assert "&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "…" in html  # the long template name is shortened in the table ...
+    assert "U&gt;(int)" in html  # ... and complete in its title attribute
