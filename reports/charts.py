@@ -28,7 +28,7 @@ def time_breakdown(frame: pl.DataFrame) -> alt.Chart:
     """frame: who (rank/process), category, pct."""
     return alt.Chart(frame).mark_bar().encode(
         y=alt.Y("who:N", title=None),
-        x=alt.X("pct:Q", title="share of the GPU's active time (%)", stack="zero"),
+        x=alt.X("pct:Q", title="share of the GPU's active time (%)", stack="zero", scale=alt.Scale(domain=[0, 100])),
         color=alt.Color("category:N", title=None, scale=alt.Scale(domain=list(CATEGORY_COLORS),
                                                                   range=list(CATEGORY_COLORS.values()))),
         order=alt.Order("category:N"),
