@@ -91,7 +91,7 @@ def test_kill_dash_nine_then_rerun_equals_a_clean_run(tmp_path):
             shutil.copy(f, src / f"{i}-{f.name}")
         with open(src / f"{i}-{MNIST.name}", "ab") as fh:
             fh.write(b"\0" * (i + 1))  # trailing bytes after the gzip stream: same events, new hash
-    cmd = [sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--jobs", "2", "-q"]
+    cmd = [sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--jobs", "2", "-q", "--no-reports"]
     proc = subprocess.Popen(cmd + ["--out", str(tmp_path / "killed")], cwd=REPO, start_new_session=True)
     time.sleep(2.5)
     os.killpg(proc.pid, signal.SIGKILL)
