@@ -145,10 +145,18 @@ def _cmd_report(args) -> int:
             from tracelake.reports.render import trace_report
             from tracelake.reports.write import _write
 
-            _write(out, trace_report(con, chosen[0]))
+            page = trace_report(con, chosen[0])
+            _write(out, page)
+            if args.eml:
+                from tracelake.reports.email import build_message
+
+                Path(args.eml).write_bytes(build_message(page, f"tracelake report: {chosen[0]}").as_bytes())
         else:
             from tracelake.reports.write import write_reports
 
+            if args.eml:
+                print("error  --eml needs exactly one --trace (an index page links to other files)", file=sys.stderr)
+                return EXIT_USAGE
             pages = out.with_name(out.stem + "_files")
             index = write_reports(con, pages, chosen or None)
             out.write_text(index.read_text().replace('href="traces/', f'href="{pages.name}/traces/'))
@@ -158,11 +166,33 @@ def _cmd_report(args) -> int:
     return EXIT_OK
 
 
-def _not_yet(issue: int):
-    def run(args) -> int:
-        print(f"error  `tracelake {args.command}` is not available yet (tracked as issue #{issue})", file=sys.stderr)
+def _cmd_mail(args) -> int:
+    import email
+    import email.policy
+    import os
+    import smtplib
+
+    from tracelake.reports.email import send
+
+    host, _, port = args.smtp.rpartition(":")
+    if not host or not port.isdigit():
+        print(f"error  --smtp {args.smtp!r}: expected HOST:PORT", file=sys.stderr)
         return EXIT_USAGE
-    return run
+    try:
+        msg = email.message_from_bytes(Path(args.eml).read_bytes(), policy=email.policy.SMTP)
+    except OSError as e:
+        print(f"error  {args.eml}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    del msg["From"], msg["To"]
+    msg["From"], msg["To"] = args.sender, ", ".join(args.to)
+    try:
+        send(msg.as_bytes(), host, int(port), args.sender, args.to, args.starttls, args.user,
+             os.environ.get("TRACELAKE_SMTP_PASSWORD"))
+    except (OSError, smtplib.SMTPException) as e:
+        print(f"error  sending {args.eml} via {args.smtp}: {e}", file=sys.stderr)
+        return EXIT_SOME_FAILED
+    print(f"sent {args.eml} to {', '.join(args.to)}")
+    return EXIT_OK
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -230,12 +260,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lake", required=True, metavar="DIR")
     s.add_argument("--trace", action="append", metavar="ID", help="trace id or unique prefix (repeatable)")
     s.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    s.add_argument("--eml", metavar="OUT.eml", help="also write the report as an e-mail (charts as attached PNGs)")
     s.set_defaults(func=_cmd_report)
 
-    for name, issue, text in (("mail", 8, "send a report by SMTP"),):
-        s = sub.add_parser(name, help=f"{text} (not available yet)")
-        s.add_argument("rest", nargs=argparse.REMAINDER)
-        s.set_defaults(func=_not_yet(issue))
+    s = sub.add_parser("mail", help="send a report .eml file by SMTP",
+                       description="Send an .eml written by `tracelake report --eml`. The SMTP password, if any, "
+                                   "is read from the TRACELAKE_SMTP_PASSWORD environment variable.",
+                       epilog="Example: tracelake mail rank0.eml --smtp mail.example.com:587 --starttls "
+                              "--user me --from me@example.com --to team@example.com")
+    s.add_argument("eml", metavar="OUT.eml")
+    s.add_argument("--smtp", required=True, metavar="HOST:PORT")
+    s.add_argument("--from", dest="sender", required=True, metavar="ADDRESS")
+    s.add_argument("--to", required=True, action="append", metavar="ADDRESS", help="repeatable")
+    s.add_argument("--starttls", action="store_true")
+    s.add_argument("--user", metavar="NAME")
+    s.set_defaults(func=_cmd_mail)
     return p
 
 

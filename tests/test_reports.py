@@ -51,3 +51,45 @@ def test_untrusted_names_are_escaped(tmp_path):
     assert "&lt;script&gt;" in html and "&lt;img src=x onerror=alert(1)&gt;" in html
     assert "…" in html  # the long template name is shortened in the table ...
     assert "U&gt;(int)" in html  # ... and complete in its title attribute
+
+
+def test_report_as_email_sent_through_a_real_smtp_server(sample_lake, tmp_path, capsys):
+    import email
+    from email import policy
+
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Message
+
+    received = []
+
+    class Keep(Message):
+        def handle_message(self, message):
+            received.append(message)
+
+    html, eml = tmp_path / "r.html", tmp_path / "r.eml"
+    assert main(["report", "--lake", str(sample_lake), "--trace", "torch-2.11_resnet50", "-o", str(html),
+                 "--eml", str(eml)]) == 0
+    import socket
+
+    with socket.socket() as probe:  # a free loopback port for the test's own SMTP server
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    controller = Controller(Keep(), hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        assert main(["mail", str(eml), "--smtp", f"127.0.0.1:{port}", "--from", "perf@example.com",
+                     "--to", "team@example.com"]) == 0
+    finally:
+        controller.stop()
+    assert len(received) == 1
+    msg = email.message_from_bytes(received[0].as_bytes(), policy=policy.default)
+    assert msg["To"] == "team@example.com" and msg.get_content_type() == "multipart/alternative"
+    text = msg.get_body(("plain",)).get_content()
+    assert "Findings" in text and "pageable_copy_in_step" in text
+    body = msg.get_body(("html",))
+    page = body.get_content()
+    cids = re.findall(r'src="cid:([^"]+)"', page)
+    images = [p for p in msg.walk() if p.get_content_type() == "image/png"]
+    assert len(cids) == len(images) == 4 and "data:image" not in page
+    assert {p["Content-ID"].strip("<>") for p in images} == set(cids)
+    assert eml.stat().st_size < 2_500_000
