@@ -78,9 +78,7 @@ def _str_or_none(x: Any) -> str | None:
 class _Builder:
     """Accumulates the tables of one Kineto trace."""
 
-    def __init__(self, path: str, decoded):
-        self.path = path
-        self.metadata = decoded.metadata
+    def __init__(self, decoded):
         self.warnings = list(decoded.warnings)
         self.is_truncated = decoded.is_truncated
         self.by_table: dict[str, list[Event]] = defaultdict(list)
@@ -88,7 +86,6 @@ class _Builder:
         self.memory_events: list[Event] = []
         self.counter_events: list[Event] = []
         self.meta_events: list[Event] = []
-        self.tables: dict[str, pa.Table] = {}
 
     # -- routing -------------------------------------------------------------------------------
     def route(self, events: list[Event]) -> None:
@@ -371,7 +368,7 @@ def ingest_kineto(path: str) -> IngestResult:
     decoded = decode(path)
     if not decoded.events:
         raise TraceError(path, "no trace events in the file")
-    b = _Builder(path, decoded)
+    b = _Builder(decoded)
     b.route(decoded.events)
     decoded.events = []  # the per-table lists hold them now, and free them table by table
     md = decoded.metadata
