@@ -10,7 +10,7 @@ import sys
 from . import callctx, kineto_ingest, nsys_ingest, run, views
 from .common import REPO, machine
 
-CASES = {"kineto_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run, "callctx": callctx.run,
+CASES = {"pytorch_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run, "callctx": callctx.run,
          "views": views.run, "run": run.run}
 RESULTS = REPO / "bench" / "results"
 
