@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import duckdb
-from tracelake.reports.write import write_reports  # noqa: E402
 
 from . import __version__, callctx_export, run_job
 from .ingest_job import FileOutcome, ingest_paths
@@ -72,21 +71,29 @@ def _cmd_relink(args) -> int:
     return EXIT_OK
 
 
+def _resolve_trace(con, wanted: str) -> str | None:
+    """The trace id equal to `wanted`, or the only one starting with it; None after saying why not."""
+    ids = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
+    matches = [t for t in ids if t == wanted] or [t for t in ids if t.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    print(f"error  --trace {wanted!r} matches {len(matches)} traces; trace ids: {', '.join(sorted(ids)[:20])}",
+          file=sys.stderr)
+    return None
+
+
 def _cmd_callctx(args) -> int:
     con = _open_lake(args.lake)
     if con is None:
         return EXIT_USAGE
     try:
-        ids = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
-        matches = [t for t in ids if t == args.trace] or [t for t in ids if t.startswith(args.trace)]
-        if len(matches) != 1:
-            print(f"error  --trace {args.trace!r} matches {len(matches)} traces; trace ids: "
-                  f"{', '.join(sorted(ids)[:20])}", file=sys.stderr)
+        trace_id = _resolve_trace(con, args.trace)
+        if trace_id is None:
             return EXIT_USAGE
         if args.format == "folded":
-            data = callctx_export.folded(con, matches[0], args.tree).encode()
+            data = callctx_export.folded(con, trace_id, args.tree).encode()
         else:
-            data = callctx_export.speedscope(con, matches[0], args.tree)
+            data = callctx_export.speedscope(con, trace_id, args.tree)
     finally:
         con.close()
     if args.output:
@@ -109,6 +116,8 @@ def _cmd_run(args) -> int:
         return EXIT_USAGE
     progress.finish(summary)
     if not args.no_reports and summary.files:
+        from tracelake.reports.write import write_reports  # Altair and vl-convert: only when needed
+
         con = connect(Path(args.out) / "lake")
         try:
             fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
@@ -131,35 +140,27 @@ def _cmd_report(args) -> int:
     con = _open_lake(args.lake)
     if con is None:
         return EXIT_USAGE
+    # the reports pull in Altair and vl-convert: imported here, not at every command's start-up
+    from tracelake.reports.render import trace_report
+    from tracelake.reports.write import write_atomically, write_reports
+
     try:
-        ids = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
-        chosen = []
-        for wanted in args.trace or []:
-            matches = [t for t in ids if t == wanted] or [t for t in ids if t.startswith(wanted)]
-            if len(matches) != 1:
-                print(f"error  --trace {wanted!r} matches {len(matches)} traces", file=sys.stderr)
-                return EXIT_USAGE
-            chosen.append(matches[0])
+        chosen = [_resolve_trace(con, wanted) for wanted in args.trace or []]
+        if None in chosen:
+            return EXIT_USAGE
         out = Path(args.output)
         if len(chosen) == 1:
-            from tracelake.reports.render import trace_report
-            from tracelake.reports.write import _write
-
             page = trace_report(con, chosen[0])
-            _write(out, page)
+            write_atomically(out, page)
             if args.eml:
                 from tracelake.reports.email import build_message
 
                 Path(args.eml).write_bytes(build_message(page, f"tracelake report: {chosen[0]}").as_bytes())
         else:
-            from tracelake.reports.write import write_reports
-
             if args.eml:
                 print("error  --eml needs exactly one --trace (an index page links to other files)", file=sys.stderr)
                 return EXIT_USAGE
-            pages = out.with_name(out.stem + "_files")
-            index = write_reports(con, pages, chosen or None)
-            out.write_text(index.read_text().replace('href="traces/', f'href="{pages.name}/traces/'))
+            write_reports(con, out.with_name(out.stem + "_files"), chosen or None, index=out)
     finally:
         con.close()
     print(out.resolve())

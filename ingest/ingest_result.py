@@ -8,8 +8,25 @@ from dataclasses import dataclass, field
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from .schema import TABLES
+from .schema import EVENT_TABLES, TABLES
+
+# Tables whose intervals make up a trace's span.
+_SPAN_TABLES = ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "annotations", "python_frames",
+                "os_runtime_calls")
+
+
+def trace_span(tables: dict[str, pa.Table]) -> tuple[int | None, int | None]:
+    """Earliest start and latest end over the interval tables (None, None when there are none)."""
+    starts = [pc.min(tables[n].column("start_ns")).as_py() for n in _SPAN_TABLES if tables.get(n) is not None]
+    ends = [pc.max(tables[n].column("end_ns")).as_py() for n in _SPAN_TABLES if tables.get(n) is not None]
+    starts, ends = [s for s in starts if s is not None], [e for e in ends if e is not None]
+    return (min(starts), max(ends)) if starts else (None, None)
+
+
+def event_count(tables: dict[str, pa.Table]) -> int:
+    return sum(tables[n].num_rows for n in EVENT_TABLES if tables.get(n) is not None)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from . import raw_text
 from .errors import TraceError
 from .exact_time import raw_us_to_ns, us_text_to_ns
 from .identity import content_sha256, make_trace_id
-from .ingest_result import IngestResult, traces_row
+from .ingest_result import IngestResult, event_count, trace_span, traces_row
 from .kineto_decode import Event, decode
 from .names import (
     MEMCPY_OPERATION_BY_CODE,
@@ -441,16 +441,7 @@ def ingest_kineto(path: str) -> IngestResult:
     if placeholders:
         b.warnings.append(f"dropped {placeholders} events with ts=0 and dur=0 (profiler placeholders)")
 
-    starts, ends = [], []
-    for name in ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "annotations", "python_frames"):
-        t = tables[name]
-        if t is not None and t.num_rows:
-            frame = pl.from_arrow(t.select(["start_ns", "end_ns"]))
-            starts.append(frame["start_ns"].min())
-            ends.append(frame["end_ns"].max())
-    starts = [s for s in starts if s is not None]
-    ends = [e for e in ends if e is not None]
-    start_ns, end_ns = (min(starts), max(ends)) if starts else (None, None)
+    start_ns, end_ns = trace_span(tables)
     base = _int(md.get("baseTimeNanoseconds"))
     if base is not None:
         clock_offset = base
@@ -463,7 +454,6 @@ def ingest_kineto(path: str) -> IngestResult:
     versions = [f"{k}={md[k]}" for k in ("cupti_version", "cuda_runtime_version", "cuda_driver_version",
                                           "roctracer_version", "hip_runtime_version") if k in md]
     metadata = {k: v for k, v in md.items() if k != "deviceProperties"}
-    event_count = sum(t.num_rows for k, t in tables.items() if t is not None and k not in ("devices", "processes", "threads"))
     tables["traces"] = traces_row(
         source="pytorch",
         path=path,
@@ -481,6 +471,6 @@ def ingest_kineto(path: str) -> IngestResult:
         is_truncated=b.is_truncated,
         warnings=b.warnings,
         metadata=metadata,
-        event_count=event_count,
+        event_count=event_count(tables),
     )
     return IngestResult(trace_id, {k: v for k, v in tables.items() if v is not None}, b.warnings)

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from .errors import TraceError
 from .identity import file_sha256, make_trace_id
-from .ingest_result import IngestResult, traces_row
+from .ingest_result import IngestResult, event_count, trace_span, traces_row
 from .names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
 from .nesting import parent_and_depth
 from .nsys_reader import Export, open_export
@@ -312,18 +312,6 @@ class _Mapper:
         return f.select(*_interval(), _pid("globalTid"), _tid("globalTid"), "name")
 
 
-def _span(tables: dict[str, pl.DataFrame | None]) -> tuple[int | None, int | None]:
-    starts, ends = [], []
-    for name in ("kernels", "memcpy", "memset", "api_calls", "annotations", "os_runtime_calls"):
-        f = tables.get(name)
-        if f is not None and f.height:
-            starts.append(f["start_ns"].min())
-            ends.append(f["end_ns"].max())
-    starts = [s for s in starts if s is not None]
-    ends = [e for e in ends if e is not None]
-    return (min(starts), max(ends)) if starts else (None, None)
-
-
 def ingest_nsys(path: str) -> IngestResult:
     with open_export(path) as x:
         if not x.has("StringIds"):
@@ -354,15 +342,14 @@ def ingest_nsys(path: str) -> IngestResult:
     if env is not None:
         hosts = env.filter(pl.col("name").cast(pl.String).str.to_lowercase() == "hostname")["value"]
         hostname = str(hosts[0]) if len(hosts) else meta.get("EXPORT_HOST")
-    start_ns, end_ns = _span(tables)
-    sha = sha_future.result()
-    event_count = sum(f.height for k, f in tables.items() if f is not None and k not in ("devices", "processes", "threads"))
     out: dict[str, pa.Table] = {k: f.to_arrow() for k, f in tables.items() if f is not None}
+    start_ns, end_ns = trace_span(out)
+    sha = sha_future.result()
     out["traces"] = traces_row(
         source="nsys", path=path, file_bytes=os.path.getsize(path), content_sha256=sha, tool="Nsight Systems",
         tool_version=meta.get("EXPORT_PRODUCT_VERSION"), schema_version=meta.get("EXPORT_SCHEMA_VERSION"),
         start_ns=start_ns, end_ns=end_ns, clock_offset_ns=int(clock_offset) if clock_offset is not None else None,
         hostname=hostname, is_truncated=False, warnings=warnings,
-        metadata={"export": meta, "capture": capture}, event_count=event_count,
+        metadata={"export": meta, "capture": capture}, event_count=event_count(out),
     )
     return IngestResult(make_trace_id(path, sha), out, warnings)

@@ -93,3 +93,11 @@ def test_report_as_email_sent_through_a_real_smtp_server(sample_lake, tmp_path, 
     assert len(cids) == len(images) == 4 and "data:image" not in page
     assert {p["Content-ID"].strip("<>") for p in images} == set(cids)
     assert eml.stat().st_size < 2_500_000
+
+
+def test_report_command_writes_an_index_linking_its_pages(sample_lake, tmp_path):
+    out = tmp_path / "all.html"
+    assert main(["report", "--lake", str(sample_lake), "-o", str(out)]) == 0
+    links = re.findall(r'href="([^"]+)"', out.read_text())
+    assert len(links) == 4 and all(link.startswith("all_files/traces/") for link in links)
+    assert all((tmp_path / link).exists() for link in links)
