@@ -2,9 +2,10 @@
 
 Kineto writes `ts`/`dur` as microseconds with a nanosecond fraction ("1719853884123456.789").
 Such an absolute timestamp has 19 significant digits, more than a float64 holds (15-17), so
-parsing it as a float shifts it by tens of ns. We convert from the number's text instead:
-integer part * 1000 + the first three fraction digits. Anything else (exponents, more than three
-fraction digits) goes through decimal.Decimal and is rounded half-to-even to the nanosecond.
+parsing it as a float shifts it by tens of ns. We convert from the number's text instead, with
+polars' exact decimal parse at three fraction digits. Anything that parse cannot take exactly
+(more than three fraction digits, blanks) goes through decimal.Decimal and is rounded
+half-to-even to the nanosecond; values outside int64 ns become null.
 """
 
 from __future__ import annotations
@@ -16,9 +17,6 @@ import pyarrow as pa
 
 from .raw_text import texts
 
-_PLAIN = r"^(-?)(\d{1,15})(?:\.(\d{0,3}))?$"
-
-
 def _slow_us_text_to_ns(text: str | None) -> int | None:
     if text is None or text == "" or text == "null":
         return None
@@ -28,7 +26,8 @@ def _slow_us_text_to_ns(text: str | None) -> int | None:
         return None
     if not value.is_finite():
         return None
-    return int(value.to_integral_value(rounding=ROUND_HALF_EVEN))
+    ns = int(value.to_integral_value(rounding=ROUND_HALF_EVEN))
+    return ns if -(2**63) <= ns < 2**63 else None
 
 
 def raw_us_to_ns(raws: list) -> pa.Array:
@@ -49,13 +48,13 @@ def us_text_to_ns(texts: list[bytes | None] | pa.Array) -> pa.Array:
 
 
 def _text_series_to_ns(series: pl.Series) -> pa.Array:
-    parts = series.str.extract_groups(_PLAIN)
-    sign = parts.struct.field("1")
-    whole = parts.struct.field("2").cast(pl.Int64)
-    frac = parts.struct.field("3").fill_null("").str.pad_end(3, "0").cast(pl.Int64)
-    ns = whole * 1000 + frac
-    ns = pl.select(pl.when(sign == "-").then(-ns).otherwise(ns)).to_series()
-    needs_slow = ns.is_null() & series.is_not_null()
+    # Polars parses decimal text exactly (no float in between) but truncates past the scale:
+    # a second parse at scale 9 finds the values with more than three fraction digits, which
+    # (like exponents with fractions, blanks, out-of-range values) take the exact slow path.
+    at_ns = series.cast(pl.Decimal(38, 3), strict=False)
+    at_9 = series.cast(pl.Decimal(38, 9), strict=False)
+    ns = (at_ns * 1000).cast(pl.Int64, strict=False)
+    needs_slow = (ns.is_null() | (at_ns.cast(pl.Decimal(38, 9), strict=False) != at_9).fill_null(True)) & series.is_not_null()
     if needs_slow.any():
         idx = needs_slow.arg_true().to_list()
         values = ns.to_list()

@@ -111,7 +111,7 @@ class Export:
         cur = self._conn().cursor()
         try:
             cur.execute(sql)
-            return cur.fetch_arrow_table()
+            return _valid_utf8(cur.fetch_arrow_table())
         finally:
             cur.close()
 
@@ -183,6 +183,21 @@ class Export:
         if frame is None:
             return {}
         return {str(k): str(v) for k, v in frame.iter_rows() if k is not None}
+
+
+def _valid_utf8(table: pa.Table) -> pa.Table:
+    """SQLite does not enforce UTF-8 and the driver does not check it: a damaged page gives text
+    columns with invalid bytes, which crash later conversions. Replace them (U+FFFD) instead."""
+    for i, column in enumerate(table.columns):
+        if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+            continue
+        try:
+            column.validate(full=True)
+        except pa.ArrowInvalid:
+            binary = column.cast(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
+            fixed = [None if b is None else b.decode("utf-8", "replace") for b in binary.to_pylist()]
+            table = table.set_column(i, table.field(i), pa.array(fixed, column.type))
+    return table
 
 
 def _first_line(e: Exception) -> str:

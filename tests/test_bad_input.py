@@ -154,6 +154,22 @@ def test_nsys_export_without_gpu_activity(tmp_path):
     assert "no GPU activity" in " ".join(result.warnings)
 
 
+def test_nsys_strings_with_invalid_utf8_are_replaced(tmp_path):
+    """SQLite stores TEXT unchecked: a damaged page (found by test_fuzz) gave kernel names with
+    invalid UTF-8, which crashed the calling-context build. They are read with U+FFFD instead."""
+    path = tmp_path / "bad_utf8.sqlite"
+    path.write_bytes(gzip.decompress((DATA / "nsys-2025.3.1_cnn-train-pageable_h100.sqlite.gz").read_bytes()))
+    con = sqlite3.connect(path)
+    for sid in con.execute("SELECT shortName, demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1").fetchone():
+        con.execute("UPDATE StringIds SET value = CAST(x'6b65726e656cff' AS TEXT) WHERE id = ?", (sid,))
+    con.commit()
+    con.close()
+    lake = tmp_path / "lake"
+    assert main(["ingest", str(path), "--lake", str(lake)]) == 0
+    assert main(["callctx", "--lake", str(lake), "--trace", "bad_utf8", "--format", "folded", "-o", str(tmp_path / "out.txt")]) == 0
+    assert "kernel\ufffd" in (tmp_path / "out.txt").read_text()
+
+
 def test_batch_goes_on_and_leaves_nothing_half_written(tmp_path, capsys):
     inputs = tmp_path / "in"
     inputs.mkdir()
