@@ -64,7 +64,7 @@ def ordered(files: list[SqlFile], provided: set[str]) -> list[SqlFile]:
             raise ValueError(f"sql/{f.path}: dependency cycle")
         visiting.add(f.path)
         for dep in f.depends:
-            if dep in provided:
+            if dep in provided or dep in f.creates:  # views of one file are created in file order
                 continue
             if dep not in creator:
                 raise ValueError(f"sql/{f.path}: depends on {dep!r}, which no .sql file creates")

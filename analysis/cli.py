@@ -141,8 +141,9 @@ def _cmd_report(args) -> int:
     if con is None:
         return EXIT_USAGE
     # the reports pull in Altair and vl-convert: imported here, not at every command's start-up
+    from tracelake.analysis.lake import connect_scoped
     from tracelake.reports.render import trace_report
-    from tracelake.reports.write import write_atomically, write_reports
+    from tracelake.reports.write import lake_path, trace_scopes, write_atomically, write_reports
 
     try:
         chosen = [_resolve_trace(con, wanted) for wanted in args.trace or []]
@@ -150,7 +151,12 @@ def _cmd_report(args) -> int:
             return EXIT_USAGE
         out = Path(args.output)
         if len(chosen) == 1:
-            page = trace_report(con, chosen[0])
+            scope = next(iter(trace_scopes(con, chosen)))
+            scoped = connect_scoped(lake_path(con), list(scope))
+            try:
+                page = trace_report(scoped, chosen[0])
+            finally:
+                scoped.close()
             write_atomically(out, page)
             if args.eml:
                 from tracelake.reports.email import build_message

@@ -6,7 +6,7 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from .theme import CATEGORY_COLORS, short
+from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, short
 
 _WIDTH = 640
 
@@ -29,8 +29,8 @@ def time_breakdown(frame: pl.DataFrame) -> alt.Chart:
     return alt.Chart(frame).mark_bar().encode(
         y=alt.Y("who:N", title=None),
         x=alt.X("pct:Q", title="share of the GPU's active time (%)", stack="zero", scale=alt.Scale(domain=[0, 100])),
-        color=alt.Color("category:N", title=None, scale=alt.Scale(domain=list(CATEGORY_COLORS),
-                                                                  range=list(CATEGORY_COLORS.values()))),
+        color=alt.Color("category:N", title=None,
+                        scale=_scale({c: CATEGORY_COLORS[c] for c in ("compute", "non_compute", "idle")})),
         order=alt.Order("category:N"),
     ).properties(width=_WIDTH, height=alt.Step(26))
 
@@ -45,13 +45,43 @@ def top_kernels(frame: pl.DataFrame) -> alt.Chart:
     ).properties(width=420, height=alt.Step(18))
 
 
+def _scale(colors: dict[str, str]) -> alt.Scale:
+    return alt.Scale(domain=list(colors), range=list(colors.values()))
+
+
 def memcpy_kinds(frame: pl.DataFrame) -> alt.Chart:
-    """frame: kind, total_ms, gbps."""
-    return alt.Chart(frame).mark_bar(color=CATEGORY_COLORS["memcpy"]).encode(
-        y=alt.Y("kind:N", sort="-x", title=None),
-        x=alt.X("total_ms:Q", title="copy time (ms)"),
-        tooltip=["gbps:Q"],
-    ).properties(width=420, height=alt.Step(22))
+    """frame: kind, category ('memcpy'/'memset'), total_ms, gbps."""
+    frame = frame.with_columns(
+        pl.col("gbps").map_elements(lambda v: f"{v:,.1f} GB/s", return_dtype=pl.String).fill_null("").alias("label"))
+    base = alt.Chart(frame).encode(y=alt.Y("kind:N", sort="-x", title=None),
+                                   x=alt.X("total_ms:Q", title="time (ms)"))
+    bars = base.mark_bar().encode(color=alt.Color("category:N", title=None, scale=_scale(CATEGORY_COLORS),
+                                                  legend=None))
+    text = base.mark_text(align="left", dx=4, fontSize=11, color="#1d2733").encode(text="label:N")
+    return (bars + text).properties(width=420, height=alt.Step(24))
+
+
+def gap_distribution(frame: pl.DataFrame, bins: list[str]) -> alt.Chart:
+    """frame: bin (label), cause, idle_ms, gaps."""
+    return alt.Chart(frame).mark_bar().encode(
+        x=alt.X("bin:N", sort=bins, title="length of the idle gap", axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("idle_ms:Q", title="GPU idle time (ms)", stack="zero"),
+        color=alt.Color("cause:N", title="cause", scale=_scale(CAUSE_COLORS)),
+    ).properties(width=_WIDTH, height=200)
+
+
+def step_breakdown(frame: pl.DataFrame) -> alt.Chart:
+    """frame: step_index, step, category (compute/non_compute/idle), ms."""
+    order = ["compute", "non_compute", "idle"]
+    return alt.Chart(frame).mark_bar().encode(
+        x=alt.X("step:N", sort=alt.SortField("step_index"), title=None, axis=alt.Axis(labelAngle=-40)),
+        y=alt.Y("ms:Q", title="step time (ms)", stack="zero"),
+        color=alt.Color("category:N", title=None, scale=alt.Scale(domain=order,
+                                                                  range=[CATEGORY_COLORS[c] for c in order])),
+        order=alt.Order("category_order:Q"),
+    ).transform_calculate(
+        category_order="indexof(['compute', 'non_compute', 'idle'], datum.category)"
+    ).properties(width=_WIDTH, height=220)
 
 
 def icicle(frame: pl.DataFrame) -> alt.Chart:
@@ -62,8 +92,11 @@ def icicle(frame: pl.DataFrame) -> alt.Chart:
     )
     base = alt.Chart(frame).encode(x=alt.X("x0:Q", title="share of GPU time (%)", scale=alt.Scale(domain=[0, 100])),
                                    x2="x1:Q", y=alt.Y("depth:O", title=None, axis=None))
+    colors = {**CODE_COLORS, **{k: v for k, v in CATEGORY_COLORS.items() if k not in ("idle", "non_compute")}}
+    present = set(frame["kind"].unique().to_list())
+    colors = {k: v for k, v in colors.items() if k in present}
     bars = base.mark_bar(stroke="white", strokeWidth=0.5).encode(
-        color=alt.Color("kind:N", title=None, scale=alt.Scale(scheme="tableau10")))
+        color=alt.Color("kind:N", title=None, scale=_scale(colors)))
     text = base.mark_text(align="left", dx=3, fontSize=9, color="white").encode(
         text=alt.condition("datum.x1 - datum.x0 > 8", "text:N", alt.value("")))
     return (bars + text).properties(width=_WIDTH + 160, height=alt.Step(20))

@@ -89,7 +89,9 @@ def findings_table(con, trace_id: str) -> list[dict]:
 
 def icicle(con, trace_id: str, min_pct: float = 0.5, max_depth: int = 14) -> pl.DataFrame:
     """Node rectangles of the 'stack' calling-context tree: children laid out inside their parent."""
-    nodes = frame(con, """SELECT node_id, parent_id, depth, label, kind, inclusive_pct FROM callctx_topdown
+    nodes = frame(con, """SELECT node_id, parent_id, depth, label,
+                                 CASE WHEN kind IN ('kernel', 'memcpy', 'memset') THEN op_class_of(kind, label)
+                                      ELSE kind END AS kind, inclusive_pct FROM callctx_topdown
                           WHERE trace_id = ? AND tree = 'stack' AND inclusive_pct >= ? AND depth BETWEEN 1 AND ?
                           ORDER BY depth, inclusive_pct DESC""", [trace_id, min_pct, max_depth])
     start = {0: 0.0}
@@ -103,6 +105,93 @@ def icicle(con, trace_id: str, min_pct: float = 0.5, max_depth: int = 14) -> pl.
         rows.append({"depth": depth, "x0": x0, "x1": x0 + share, "label": label, "kind": kind})
     return pl.DataFrame(rows, schema={"depth": pl.Int32, "x0": pl.Float64, "x1": pl.Float64, "label": pl.String,
                                       "kind": pl.String})
+
+
+def memcpy_chart(con, trace_id: str) -> pl.DataFrame:
+    """Copy and memset time by direction and memory kind, with the achieved bandwidth."""
+    return frame(con, """
+        SELECT copy_kind || ' ' || src_kind || ' -> ' || dst_kind AS kind, 'memcpy' AS category,
+               total_ns / 1e6 AS total_ms, avg_bytes_per_s / 1e9 AS gbps
+        FROM memcpy_kind_summary WHERE trace_id = ?
+        UNION ALL
+        SELECT 'memset ' || coalesce(mem_kind, 'unknown'), 'memset', sum(duration_ns) / 1e6,
+               sum(bytes) / nullif(sum(duration_ns), 0)
+        FROM memset WHERE trace_id = ? GROUP BY mem_kind
+        ORDER BY total_ms DESC""", [trace_id, trace_id])
+
+
+# Idle-gap length bins for the distribution chart (lower bound in ns, label).
+GAP_BINS = [(10_000, "10-30 µs"), (30_000, "30-100 µs"), (100_000, "0.1-0.3 ms"), (300_000, "0.3-1 ms"),
+            (1_000_000, "1-3 ms"), (3_000_000, "3-10 ms"), (10_000_000, "10-30 ms"), (30_000_000, "30-100 ms"),
+            (100_000_000, "0.1-1 s"), (1_000_000_000, "> 1 s")]
+
+
+def gap_distribution(con, trace_id: str) -> pl.DataFrame:
+    """GPU idle time in gaps longer than 10 µs, by gap length (GAP_BINS) and cause."""
+    upper_bounds = [b for b, _ in GAP_BINS[1:]]
+    gaps = frame(con, f"""
+        SELECT len(list_filter({upper_bounds}, lambda b: b <= duration_ns)) AS bin_index, cause,
+               sum(duration_ns) / 1e6 AS idle_ms, count(*) AS gaps
+        FROM gpu_gap_causes_over(10000) WHERE trace_id = ? GROUP BY ALL ORDER BY bin_index""", [trace_id])
+    labels = [label for _, label in GAP_BINS]
+    return gaps.with_columns(bin=pl.col("bin_index").map_elements(labels.__getitem__, return_dtype=pl.String))
+
+
+def largest_gaps(con, trace_id: str, limit: int = 10) -> list[dict]:
+    return frame(con, f"""SELECT pid, device_id, start_ns - min(start_ns) OVER () AS at_ns, duration_ns, next_op,
+                                 launch_api, launch_delay_ns, cause, host_activity
+                          FROM gpu_gap_causes_over(10000) WHERE trace_id = ?
+                          QUALIFY row_number() OVER (ORDER BY duration_ns DESC) <= {limit}
+                          ORDER BY duration_ns DESC""", [trace_id]).to_dicts()
+
+
+def step_breakdown(con, trace_id: str, limit: int = 40) -> pl.DataFrame:
+    """Per step of the first rank/process: compute, busy without compute, idle (ms); they add up to the step."""
+    wide = frame(con, f"""
+        SELECT step_index, step, compute_ns / 1e6 AS compute, (gpu_busy_ns - compute_ns) / 1e6 AS non_compute,
+               gpu_idle_ns / 1e6 AS idle
+        FROM steps WHERE trace_id = ? AND pid = (SELECT min(pid) FROM steps WHERE trace_id = ?)
+        ORDER BY step_index LIMIT {limit}""", [trace_id, trace_id])
+    return wide.unpivot(index=["step_index", "step"], variable_name="category", value_name="ms")
+
+
+def rank_rows(con, trace_id: str) -> list[dict]:
+    """The ranks of this trace's run (rank_runs) side by side; empty for single-rank traces."""
+    return frame(con, """
+        WITH mine AS (SELECT DISTINCT run_id FROM rank_runs WHERE trace_id = ?),
+        members AS (SELECT r.trace_id, r.pid, r.rank FROM rank_runs r JOIN mine USING (run_id))
+        SELECT m.rank, m.trace_id, t.file_name, m.pid, b.span_ns, b.compute_pct, b.non_compute_pct, b.idle_pct,
+               o.communication_ns, o.communication_overlap_pct,
+               (SELECT median(wall_ns) FROM steps s WHERE s.trace_id = m.trace_id AND s.pid = m.pid) AS median_step_ns,
+               (SELECT sum(wait_ns) FROM collective_waits w WHERE w.run_id = (SELECT run_id FROM mine)
+                                                          AND w.rank = m.rank) AS collective_wait_ns,
+               (SELECT count(*) FILTER (WHERE is_last) FROM collective_waits w
+                 WHERE w.run_id = (SELECT run_id FROM mine) AND w.rank = m.rank) AS arrived_last
+        FROM members m
+        JOIN traces t USING (trace_id)
+        LEFT JOIN temporal_breakdown b USING (trace_id, pid)
+        LEFT JOIN overlap o USING (trace_id, pid)
+        ORDER BY m.rank""", [trace_id]).to_dicts()
+
+
+def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
+    """Each run next to the previous run of the same workload, with the kernels that changed most
+    (half slower, half faster)."""
+    pairs = frame(con, """
+        SELECT c.*, a.first_file, b.first_file AS previous_file
+        FROM run_comparison c JOIN runs a ON a.run_id = c.run_id JOIN runs b ON b.run_id = c.previous_run_id
+        ORDER BY a.first_file""").to_dicts()
+    if not pairs:
+        return []
+    changes = frame(con, f"""
+        SELECT run_id, previous_run_id, name, ns, previous_ns, delta_ns, change_pct FROM run_kernel_changes
+        QUALIFY row_number() OVER (PARTITION BY run_id, previous_run_id, delta_ns > 0
+                                   ORDER BY abs(delta_ns) DESC) <= {limit_kernels // 2}
+        ORDER BY delta_ns DESC""")
+    for p in pairs:
+        p["kernels"] = changes.filter((pl.col("run_id") == p["run_id"])
+                                      & (pl.col("previous_run_id") == p["previous_run_id"])).to_dicts()
+    return pairs
 
 
 def index_rows(con) -> list[dict]:

@@ -27,7 +27,8 @@ def _png_uri(chart) -> str:
     return "data:image/png;base64," + base64.b64encode(charts.to_png(chart)).decode()
 
 
-def trace_report(con, trace_id: str) -> str:
+def trace_report(con, trace_id: str, links: dict[str, str] | None = None) -> str:
+    """links: trace id -> relative link of its page, for the per-rank section."""
     h = data.header(con, trace_id)
     chart_specs = []
     util = data.utilization(con, trace_id)
@@ -44,6 +45,21 @@ def trace_report(con, trace_id: str) -> str:
 
         top = pl.DataFrame(kernels[:12]).select("name", (pl.col("total_ns") / 1e6).alias("total_ms"))
         chart_specs.append(("Top kernels", None, charts.top_kernels(top)))
+    copies = data.memcpy_chart(con, trace_id)
+    if copies.height:
+        chart_specs.append(("Memory copies and memsets", "Time by direction and memory kind; the label is the "
+                            "achieved bandwidth (bytes / time).", charts.memcpy_kinds(copies)))
+    gaps = data.gap_distribution(con, trace_id)
+    if gaps.height:
+        chart_specs.append(("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_late: the next "
+                            "operation was launched only after the GPU had gone idle; gpu_dependency: it was "
+                            "queued but waited on something else.",
+                            charts.gap_distribution(gaps, [label for _, label in data.GAP_BINS])))
+    step_parts = data.step_breakdown(con, trace_id)
+    if step_parts.height:
+        chart_specs.append(("Step time", "Each step of the first process split into time with compute kernels "
+                            "running, GPU busy without compute (communication, copies) and GPU idle.",
+                            charts.step_breakdown(step_parts)))
     tree = data.icicle(con, trace_id)
     if tree.height:
         chart_specs.append(("Which code launched the GPU time", "Calling context, top down: each bar's width is "
@@ -52,12 +68,14 @@ def trace_report(con, trace_id: str) -> str:
     return _ENV.get_template("trace.html.j2").render(
         title=f"tracelake: {h['file_name']}", h=h, k=data.headline(con, trace_id), charts=rendered,
         findings=data.findings_table(con, trace_id), kernels=kernels, memcpy=data.memcpy_table(con, trace_id),
-        idle=data.idle_causes(con, trace_id), steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id),
-        nvtx=data.nvtx_table(con, trace_id))
+        idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
+        steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
+        ranks=data.rank_rows(con, trace_id), links=links or {})
 
 
 def index_report(con, links: dict[str, str], failures: list[dict], title: str = "tracelake: traces") -> str:
     rows = data.index_rows(con)
     for r in rows:
         r["link"] = links.get(r["trace_id"])
-    return _ENV.get_template("index.html.j2").render(title=title, rows=rows, failures=failures)
+    return _ENV.get_template("index.html.j2").render(title=title, rows=rows, failures=failures,
+                                                     comparisons=data.run_comparisons(con), links=links)

@@ -13,6 +13,24 @@ CATEGORY_COLORS = {
 }
 
 
+# Calling-context frames (the code) in quiet tones, so the GPU work under them stands out in
+# the category colors above.
+CODE_COLORS = {
+    "python": "#7d8fa3",
+    "op": "#5d7186",
+    "native": "#9aa5b1",
+    "nvtx": "#4f8f8b",
+    "unattributed": "#c8ccd2",
+}
+
+# Why the GPU sat idle (gpu_gap_causes.cause).
+CAUSE_COLORS = {
+    "host_late": "#d35454",
+    "gpu_dependency": "#8e44ad",
+    "unknown": "#9aa5b1",
+}
+
+
 def ms(ns) -> str:
     if ns is None:
         return "–"

@@ -13,14 +13,19 @@
 -- @column op_class        'compute', 'communication', 'memcpy' or 'memset'.
 -- @column name            Kernel or memory-operation name.
 -- @column correlation_id  Id of the launching API call.
+-- op_class_of(category, name): the class of one operation ('kernel', 'memcpy' or
+-- 'memset' and its name), for other views and the reports.
+CREATE OR REPLACE MACRO op_class_of(category, name) AS
+CASE
+    WHEN category <> 'kernel' THEN category
+    WHEN regexp_matches(name, '^(nccl|rccl|hccl)', 'i')
+         OR contains(name, 'ncclKernel') OR contains(name, 'ncclDevKernel')
+        THEN 'communication'
+    ELSE 'compute'
+END;
+
 CREATE OR REPLACE VIEW gpu_op_class AS
 SELECT trace_id, pid, device_id, stream_id, start_ns, end_ns,
-       CASE
-           WHEN category <> 'kernel' THEN category
-           WHEN regexp_matches(name, '^(nccl|rccl|hccl)', 'i')
-                OR contains(name, 'ncclKernel') OR contains(name, 'ncclDevKernel')
-               THEN 'communication'
-           ELSE 'compute'
-       END AS op_class,
+       op_class_of(category, name) AS op_class,
        name, correlation_id
 FROM gpu_ops;

@@ -1,0 +1,75 @@
+-- gpu_gap_causes_over(min_ns): every GPU idle gap longer than min_ns (gpu_gaps_over),
+-- with what ended it and why the GPU waited. The operation that ended the gap is the
+-- first one to start on that GPU at the gap's end; its launching API call (same
+-- process and correlation id) tells whether the host was late:
+--   'host_late'      the launch call began after the GPU had gone idle: the GPU waited
+--                    for the CPU to issue work (Python overhead, data loading, a sync);
+--   'gpu_dependency' the operation was already launched when the GPU went idle: it
+--                    waited on something else (an event, another stream, a host copy);
+--   'unknown'        no launch call was recorded for it.
+-- host_activity says what the launching thread was doing when the gap began: the API
+-- call in progress (e.g. cudaStreamSynchronize), else the last operator or range that
+-- started before the gap and still ran at its start.
+-- gpu_gap_causes: the same for gaps longer than 100 us.
+--
+-- depends: gpu_gaps, gpu_ops, api, cpu_ops, annotations
+--
+-- @column trace_id         Trace.
+-- @column pid              Process.
+-- @column device_id        GPU.
+-- @column start_ns         Gap start: end of the busy time before it (ns).
+-- @column end_ns           Gap end: start of next_op (ns).
+-- @column duration_ns      end_ns - start_ns.
+-- @column next_op          Name of the operation that ended the gap.
+-- @column next_category    'kernel', 'memcpy' or 'memset'.
+-- @column launch_api       Name of the API call that launched next_op (NULL if unknown).
+-- @column launch_delay_ns  Launch call start - gap start (ns): > 0 when issued after the GPU went idle.
+-- @column cause            'host_late', 'gpu_dependency' or 'unknown' (above).
+-- @column host_activity    What the launching thread was doing at the gap start (NULL if nothing recorded).
+CREATE OR REPLACE MACRO gpu_gap_causes_over(min_ns) AS TABLE
+WITH gaps AS (
+    SELECT trace_id, pid, device_id, start_ns, end_ns, duration_ns FROM gpu_gaps_over(min_ns)
+),
+ended_by AS (
+    SELECT g.*, o.name AS next_op, o.category AS next_category, o.correlation_id, o.tid AS op_tid
+    FROM gaps g
+    ASOF LEFT JOIN gpu_ops o
+      ON o.trace_id = g.trace_id AND o.pid = g.pid AND o.device_id = g.device_id AND o.start_ns >= g.end_ns
+),
+launched AS (
+    SELECT e.*, a.name AS launch_api, a.start_ns AS launch_start_ns, coalesce(a.tid, e.op_tid) AS tid
+    FROM ended_by e
+    LEFT JOIN (SELECT trace_id, pid, correlation_id, any_value(name) AS name, min(start_ns) AS start_ns,
+                      any_value(tid) AS tid
+               FROM api WHERE correlation_id IS NOT NULL GROUP BY ALL) a
+      ON a.trace_id = e.trace_id AND a.pid = e.pid AND a.correlation_id = e.correlation_id
+),
+in_api AS (
+    SELECT l.trace_id, l.pid, l.device_id, l.start_ns,
+           CASE WHEN a.end_ns >= l.start_ns THEN a.name END AS api_name
+    FROM launched l
+    ASOF LEFT JOIN api a
+      ON a.trace_id = l.trace_id AND a.pid = l.pid AND a.tid = l.tid AND a.start_ns <= l.start_ns
+),
+in_op AS (
+    SELECT l.trace_id, l.pid, l.device_id, l.start_ns,
+           CASE WHEN c.end_ns >= l.start_ns THEN c.name END AS op_name
+    FROM launched l
+    ASOF LEFT JOIN (SELECT trace_id, pid, tid, start_ns, end_ns, name FROM cpu_ops
+                    UNION ALL
+                    SELECT trace_id, pid, tid, start_ns, end_ns, name FROM annotations WHERE NOT is_gpu) c
+      ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.start_ns <= l.start_ns
+)
+SELECT l.trace_id, l.pid, l.device_id, l.start_ns, l.end_ns, l.duration_ns, l.next_op, l.next_category,
+       l.launch_api, l.launch_start_ns - l.start_ns AS launch_delay_ns,
+       CASE WHEN l.launch_start_ns IS NULL THEN 'unknown'
+            WHEN l.launch_start_ns > l.start_ns THEN 'host_late'
+            ELSE 'gpu_dependency' END AS cause,
+       coalesce(i.api_name, p.op_name) AS host_activity
+FROM launched l
+LEFT JOIN in_api i USING (trace_id, pid, device_id, start_ns)
+LEFT JOIN in_op p USING (trace_id, pid, device_id, start_ns);
+
+-- gpu_gap_causes: (see gpu_gap_causes_over)
+CREATE OR REPLACE VIEW gpu_gap_causes AS
+SELECT * FROM gpu_gap_causes_over(100000);

@@ -1,0 +1,143 @@
+-- runs: one row per run: a distributed run's rank files (rank_runs) count as one run,
+-- every other trace is a run of its own. Per-rank averages make runs with different
+-- numbers of ranks comparable; per-step figures make runs of different lengths
+-- comparable (when both record steps).
+--
+-- depends: traces, rank_runs, kernels, steps, temporal_breakdown
+--
+-- @column run_id             Run (rank_runs.run_id, else the trace id).
+-- @column trace_ids          The run's traces, sorted.
+-- @column first_file         File name of its first trace (label).
+-- @column start_epoch_ns     Start on the Unix-epoch clock (NULL when the trace clock is relative).
+-- @column ranks              Processes with GPU work.
+-- @column steps_per_rank     Steps recorded per rank (0 when none).
+-- @column median_step_ns     Median step wall time over all ranks (ns; NULL without steps).
+-- @column kernel_ns_per_rank Kernel time per rank (ns).
+-- @column idle_pct           Mean GPU idle share over the ranks (%).
+CREATE OR REPLACE VIEW runs AS
+WITH member AS (
+    SELECT t.trace_id, coalesce(r.run_id, t.trace_id) AS run_id, t.file_name,
+           t.start_ns + t.clock_offset_ns AS start_epoch_ns
+    FROM traces t
+    LEFT JOIN (SELECT DISTINCT trace_id, run_id FROM rank_runs) r USING (trace_id)
+),
+procs AS (
+    SELECT m.run_id, count(*) AS ranks, avg(b.idle_pct) AS idle_pct
+    FROM temporal_breakdown b JOIN member m USING (trace_id) GROUP BY m.run_id
+),
+kern AS (
+    SELECT m.run_id, sum(k.duration_ns) AS kernel_ns FROM kernels k JOIN member m USING (trace_id) GROUP BY m.run_id
+),
+st AS (
+    SELECT m.run_id, count(*) AS steps, median(s.wall_ns) AS median_step_ns
+    FROM steps s JOIN member m USING (trace_id) GROUP BY m.run_id
+)
+SELECT m.run_id, list_sort(list(m.trace_id)) AS trace_ids, min(m.file_name) AS first_file,
+       min(m.start_epoch_ns) AS start_epoch_ns, any_value(p.ranks) AS ranks,
+       coalesce(any_value(st.steps), 0) / greatest(any_value(p.ranks), 1) AS steps_per_rank,
+       any_value(st.median_step_ns) AS median_step_ns,
+       any_value(k.kernel_ns) / greatest(any_value(p.ranks), 1) AS kernel_ns_per_rank,
+       any_value(p.idle_pct) AS idle_pct
+FROM member m
+LEFT JOIN procs p USING (run_id)
+LEFT JOIN kern k USING (run_id)
+LEFT JOIN st USING (run_id)
+GROUP BY m.run_id;
+
+-- run_kernel_time: kernel time per run and kernel name, per rank and (when the run
+-- records steps) per step, the unit runs are compared in.
+--
+-- depends: runs, kernels
+--
+-- @column run_id     Run.
+-- @column name       Kernel name.
+-- @column unit       'per step' or 'per run' (what ns_per_unit is per).
+-- @column ns_per_unit Kernel time per rank and step, or per rank (ns).
+CREATE OR REPLACE VIEW run_kernel_time AS
+SELECT r.run_id, k.name,
+       CASE WHEN r.steps_per_rank > 0 THEN 'per step' ELSE 'per run' END AS unit,
+       sum(k.duration_ns) / greatest(r.ranks, 1) / greatest(r.steps_per_rank, 1) AS ns_per_unit
+FROM runs r, unnest(r.trace_ids) AS u(trace_id)
+JOIN kernels k ON k.trace_id = u.trace_id
+GROUP BY r.run_id, k.name, r.ranks, r.steps_per_rank;
+
+-- run_comparison: each run next to the previous run of the same workload. Two runs are
+-- of the same workload when their kernel-name sets overlap: Jaccard similarity (shared
+-- names / all names) >= 0.5. The previous run is the latest earlier one (by epoch
+-- start, then file name) of that kind; runs with none are left out.
+--
+-- depends: runs, run_kernel_time
+--
+-- @column run_id              Run.
+-- @column previous_run_id     The run it is compared with.
+-- @column similarity          Jaccard similarity of the kernel-name sets (0..1).
+-- @column median_step_ns      Median step time of the run (ns).
+-- @column previous_median_step_ns  Same for the previous run (ns).
+-- @column step_change_pct     (median_step_ns / previous_median_step_ns - 1) x 100.
+-- @column kernel_ns           Kernel time per rank and unit (ns).
+-- @column previous_kernel_ns  Same for the previous run.
+-- @column kernel_change_pct   (kernel_ns / previous_kernel_ns - 1) x 100.
+-- @column unit                'per step' when both runs record steps, else 'per run'.
+CREATE OR REPLACE VIEW run_comparison AS
+WITH names AS (SELECT DISTINCT run_id, name FROM run_kernel_time),
+sizes AS (SELECT run_id, count(*) AS n FROM names GROUP BY run_id),
+shared AS (
+    SELECT a.run_id AS run_a, b.run_id AS run_b, count(*) AS n_shared
+    FROM names a JOIN names b ON a.name = b.name AND a.run_id <> b.run_id
+    GROUP BY ALL
+),
+ordered AS (
+    SELECT run_id, row_number() OVER (ORDER BY start_epoch_ns NULLS LAST, first_file, run_id) AS seq FROM runs
+),
+pairs AS (
+    SELECT s.run_a AS run_id, s.run_b AS previous_run_id,
+           s.n_shared / (sa.n + sb.n - s.n_shared) AS similarity, oa.seq, ob.seq AS previous_seq
+    FROM shared s
+    JOIN sizes sa ON sa.run_id = s.run_a JOIN sizes sb ON sb.run_id = s.run_b
+    JOIN ordered oa ON oa.run_id = s.run_a JOIN ordered ob ON ob.run_id = s.run_b
+    WHERE ob.seq < oa.seq AND s.n_shared / (sa.n + sb.n - s.n_shared) >= 0.5
+),
+chosen AS (
+    SELECT * FROM pairs QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY previous_seq DESC) = 1
+)
+SELECT c.run_id, c.previous_run_id, c.similarity,
+       a.median_step_ns, b.median_step_ns AS previous_median_step_ns,
+       100.0 * (a.median_step_ns / b.median_step_ns - 1) AS step_change_pct,
+       CASE WHEN a.steps_per_rank > 0 AND b.steps_per_rank > 0
+            THEN a.kernel_ns_per_rank / a.steps_per_rank ELSE a.kernel_ns_per_rank END AS kernel_ns,
+       CASE WHEN a.steps_per_rank > 0 AND b.steps_per_rank > 0
+            THEN b.kernel_ns_per_rank / b.steps_per_rank ELSE b.kernel_ns_per_rank END AS previous_kernel_ns,
+       100.0 * (kernel_ns / previous_kernel_ns - 1) AS kernel_change_pct,
+       CASE WHEN a.steps_per_rank > 0 AND b.steps_per_rank > 0 THEN 'per step' ELSE 'per run' END AS unit
+FROM chosen c
+JOIN runs a ON a.run_id = c.run_id
+JOIN runs b ON b.run_id = c.previous_run_id;
+
+-- run_kernel_changes: per compared pair of runs (run_comparison), the kernels whose time
+-- changed, per rank and unit; kernels found in one run only count as 0 in the other.
+--
+-- depends: run_comparison, run_kernel_time
+--
+-- @column run_id           Run.
+-- @column previous_run_id  The run it is compared with.
+-- @column name             Kernel name.
+-- @column unit             As in run_comparison.
+-- @column ns               Kernel time in the run, per rank and unit (ns).
+-- @column previous_ns      Same in the previous run.
+-- @column delta_ns         ns - previous_ns (> 0: slower).
+-- @column change_pct       (ns / previous_ns - 1) x 100 (NULL when new).
+CREATE OR REPLACE VIEW run_kernel_changes AS
+WITH per_unit AS (
+    SELECT c.run_id, c.previous_run_id, c.unit, k.run_id AS side, k.name,
+           CASE WHEN c.unit = 'per step' THEN k.ns_per_unit
+                ELSE k.ns_per_unit * greatest(r.steps_per_rank, 1) END AS ns
+    FROM run_comparison c
+    JOIN run_kernel_time k ON k.run_id IN (c.run_id, c.previous_run_id)
+    JOIN runs r ON r.run_id = k.run_id
+)
+SELECT *, ns - previous_ns AS delta_ns, 100.0 * (ns / nullif(previous_ns, 0) - 1) AS change_pct
+FROM (SELECT run_id, previous_run_id, name, unit,
+             coalesce(sum(p.ns) FILTER (WHERE side = run_id), 0) AS ns,
+             coalesce(sum(p.ns) FILTER (WHERE side = previous_run_id), 0) AS previous_ns
+      FROM per_unit p
+      GROUP BY run_id, previous_run_id, name, unit);
