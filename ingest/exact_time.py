@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from .raw_text import texts
 
+
 def _slow_us_text_to_ns(text: str | None) -> int | None:
     if text is None or text == "" or text == "null":
         return None

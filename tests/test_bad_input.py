@@ -166,8 +166,9 @@ def test_nsys_strings_with_invalid_utf8_are_replaced(tmp_path):
     con.close()
     lake = tmp_path / "lake"
     assert main(["ingest", str(path), "--lake", str(lake)]) == 0
-    assert main(["callctx", "--lake", str(lake), "--trace", "bad_utf8", "--format", "folded", "-o", str(tmp_path / "out.txt")]) == 0
-    assert "kernel\ufffd" in (tmp_path / "out.txt").read_text()
+    out = tmp_path / "out.txt"
+    assert main(["callctx", "--lake", str(lake), "--trace", "bad_utf8", "--format", "folded", "-o", str(out)]) == 0
+    assert "kernel\ufffd" in out.read_text()
 
 
 def test_batch_goes_on_and_leaves_nothing_half_written(tmp_path, capsys):

@@ -107,6 +107,17 @@ def test_report_command_writes_an_index_linking_its_pages(sample_lake, tmp_path)
     assert all((tmp_path / link).exists() for link in links)
 
 
+def _watch(page) -> tuple[list[str], list[str]]:
+    """Console errors/warnings, page errors and failed loads; every request the page makes."""
+    problems: list[str] = []
+    requests: list[str] = []
+    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
+    page.on("request", lambda r: requests.append(r.url))
+    return problems, requests
+
+
 def test_report_in_headless_chromium(sample_con, tmp_path):
     """Debian's chromium (installed by .ci/run) opens the index and the trace pages: no console
     errors, no request but the page itself, and a full-page screenshot kept for a look."""
@@ -131,12 +142,7 @@ def test_report_in_headless_chromium(sample_con, tmp_path):
         try:
             for page_path in pages:
                 page = browser.new_page(viewport={"width": 1280, "height": 900})
-                problems, requests = [], []
-                page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning")
-                        else None)
-                page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-                page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
-                page.on("request", lambda r: requests.append(r.url))
+                problems, requests = _watch(page)
                 page.goto(page_path.resolve().as_uri(), wait_until="load")
                 assert problems == [], (page_path.name, problems)
                 assert requests == [page_path.resolve().as_uri()], (page_path.name, requests)
