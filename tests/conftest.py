@@ -86,7 +86,7 @@ def corpus_lake(corpus, tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def sample_con(sample_lake):
+def _sample_db(sample_lake):
     from tracelake.analysis.lake import connect
 
     con = connect(sample_lake)
@@ -94,10 +94,25 @@ def sample_con(sample_lake):
     con.close()
 
 
+@pytest.fixture
+def sample_con(_sample_db):
+    """A cursor of its own per test: a result one test leaves unfetched cannot block the next."""
+    cursor = _sample_db.cursor()
+    yield cursor
+    cursor.close()
+
+
 @pytest.fixture(scope="session")
-def corpus_con(corpus_lake):
+def _corpus_db(corpus_lake):
     from tracelake.analysis.lake import connect
 
     con = connect(corpus_lake)
     yield con
     con.close()
+
+
+@pytest.fixture
+def corpus_con(_corpus_db):
+    cursor = _corpus_db.cursor()
+    yield cursor
+    cursor.close()
