@@ -124,6 +124,7 @@ def memcpy_chart(con, trace_id: str) -> pl.DataFrame:
 GAP_BINS = [(10_000, "10-30 µs"), (30_000, "30-100 µs"), (100_000, "0.1-0.3 ms"), (300_000, "0.3-1 ms"),
             (1_000_000, "1-3 ms"), (3_000_000, "3-10 ms"), (10_000_000, "10-30 ms"), (30_000_000, "30-100 ms"),
             (100_000_000, "0.1-1 s"), (1_000_000_000, "> 1 s")]
+GAP_LABELS = [label for _, label in GAP_BINS]
 
 
 def gap_distribution(con, trace_id: str) -> pl.DataFrame:
@@ -133,8 +134,7 @@ def gap_distribution(con, trace_id: str) -> pl.DataFrame:
         SELECT len(list_filter({upper_bounds}, lambda b: b <= duration_ns)) AS bin_index, cause,
                sum(duration_ns) / 1e6 AS idle_ms, count(*) AS gaps
         FROM gpu_gap_causes_over(10000) WHERE trace_id = ? GROUP BY ALL ORDER BY bin_index""", [trace_id])
-    labels = [label for _, label in GAP_BINS]
-    return gaps.with_columns(bin=pl.col("bin_index").map_elements(labels.__getitem__, return_dtype=pl.String))
+    return gaps.with_columns(bin=pl.col("bin_index").map_elements(GAP_LABELS.__getitem__, return_dtype=pl.String))
 
 
 def largest_gaps(con, trace_id: str, limit: int = 10) -> list[dict]:
@@ -159,18 +159,18 @@ def rank_rows(con, trace_id: str) -> list[dict]:
     """The ranks of this trace's run (rank_runs) side by side; empty for single-rank traces."""
     return frame(con, """
         WITH mine AS (SELECT DISTINCT run_id FROM rank_runs WHERE trace_id = ?),
-        members AS (SELECT r.trace_id, r.pid, r.rank FROM rank_runs r JOIN mine USING (run_id))
+        members AS (SELECT r.trace_id, r.pid, r.rank FROM rank_runs r JOIN mine USING (run_id)),
+        waits AS (SELECT w.rank, sum(w.wait_ns) AS collective_wait_ns, count(*) FILTER (WHERE w.is_last) AS arrived_last
+                  FROM collective_waits w JOIN mine USING (run_id) GROUP BY w.rank)
         SELECT m.rank, m.trace_id, t.file_name, m.pid, b.span_ns, b.compute_pct, b.non_compute_pct, b.idle_pct,
                o.communication_ns, o.communication_overlap_pct,
                (SELECT median(wall_ns) FROM steps s WHERE s.trace_id = m.trace_id AND s.pid = m.pid) AS median_step_ns,
-               (SELECT sum(wait_ns) FROM collective_waits w WHERE w.run_id = (SELECT run_id FROM mine)
-                                                          AND w.rank = m.rank) AS collective_wait_ns,
-               (SELECT count(*) FILTER (WHERE is_last) FROM collective_waits w
-                 WHERE w.run_id = (SELECT run_id FROM mine) AND w.rank = m.rank) AS arrived_last
+               w.collective_wait_ns, coalesce(w.arrived_last, 0) AS arrived_last
         FROM members m
         JOIN traces t USING (trace_id)
         LEFT JOIN temporal_breakdown b USING (trace_id, pid)
         LEFT JOIN overlap o USING (trace_id, pid)
+        LEFT JOIN waits w ON w.rank = m.rank
         ORDER BY m.rank""", [trace_id]).to_dicts()
 
 

@@ -54,7 +54,7 @@ def trace_report(con, trace_id: str, links: dict[str, str] | None = None) -> str
         chart_specs.append(("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_late: the next "
                             "operation was launched only after the GPU had gone idle; gpu_dependency: it was "
                             "queued but waited on something else.",
-                            charts.gap_distribution(gaps, [label for _, label in data.GAP_BINS])))
+                            charts.gap_distribution(gaps, data.GAP_LABELS)))
     step_parts = data.step_breakdown(con, trace_id)
     if step_parts.height:
         chart_specs.append(("Step time", "Each step of the first process split into time with compute kernels "
