@@ -105,16 +105,47 @@ def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnecti
     return duckdb.connect(str(db), read_only=read_only)
 
 
+class ScopedDatabase:
+    """An in-memory database with every view whose base tables hold just a few traces' rows.
+
+    Queries about a few traces run on their data alone, however large the lake (the reports use
+    it: DuckDB does not push a trace_id filter through windowed views). The catalog is installed
+    once (about 0.2 s); `load` swaps in the rows of other traces, and the views, which DuckDB binds
+    when they are queried, then answer for those.
+    """
+
+    def __init__(self, lake: str | Path):
+        self.lake = Path(lake).resolve()
+        self.con = duckdb.connect()
+        for name in TABLES:
+            self._create_empty(name)
+        catalog.install(self.con, set(TABLES))
+
+    def _create_empty(self, name: str) -> None:
+        typed = ", ".join(f"{c.name} {_DUCK_TYPES[c.type]}" for c in TABLES[name].columns)
+        self.con.execute(f"CREATE OR REPLACE TABLE {name} ({typed})")
+
+    def load(self, trace_ids: list[str]) -> duckdb.DuckDBPyConnection:
+        """Replace the tables by those of `trace_ids`; returns the connection."""
+        for name, spec in TABLES.items():
+            files = [str(f) for t in trace_ids if (f := self.lake / name / f"trace_id={t}" / "data.parquet").exists()]
+            if files:
+                cols = ", ".join(c.name for c in spec.columns)
+                self.con.execute(
+                    f"CREATE OR REPLACE TABLE {name} AS SELECT {cols} FROM read_parquet("
+                    f"[{', '.join(_quote(f) for f in files)}], hive_partitioning = true, "
+                    f"hive_types = {{'trace_id': VARCHAR}}, union_by_name = true)")
+            else:
+                self._create_empty(name)
+        return self.con
+
+    def close(self) -> None:
+        self.con.close()
+
+
 def connect_scoped(lake: str | Path, trace_ids: list[str]) -> duckdb.DuckDBPyConnection:
-    """An in-memory database of just these traces' tables, with every view. Queries about a
-    few traces run on their data alone, however large the lake (the reports use it: DuckDB does
-    not push a trace_id filter through windowed views)."""
-    lake = Path(lake).resolve()
-    con = duckdb.connect()
-    for table in TABLES:  # loaded into memory: the views bind, and the many report queries run, faster
-        con.execute(table_view_sql(lake, table, trace_ids).replace("CREATE OR REPLACE VIEW", "CREATE TABLE", 1))
-    catalog.install(con, set(TABLES))
-    return con
+    """A ScopedDatabase of these traces, for one use: close the connection when done."""
+    return ScopedDatabase(lake).load(trace_ids)
 
 
 def prepare_for_writing(lake: str | Path) -> Path:

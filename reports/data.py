@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import polars as pl
 
 
 def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
     return con.sql(sql, params=params or []).pl()
+
+
+@contextmanager
+def frozen(con, views: list[str]) -> Iterator[None]:
+    """Evaluate these views once for the queries inside the block: a temporary table of the same
+    name shadows each view on this connection (DuckDB looks in the temp schema first), so views
+    built on them read the table instead of evaluating them again, once per reference."""
+    try:
+        for view in views:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
+        yield
+    finally:
+        for view in views:
+            con.execute(f"DROP TABLE IF EXISTS temp.{view}")
 
 
 def header(con, trace_id: str) -> dict:
@@ -16,18 +33,23 @@ def header(con, trace_id: str) -> dict:
     return row
 
 
-def headline(con, trace_id: str) -> dict:
-    out = frame(con, """
-        SELECT avg(idle_pct) AS idle_pct, avg(compute_pct) AS compute_pct, avg(memcpy_pct) AS memcpy_pct,
-               count(*) AS ranks
-        FROM temporal_breakdown WHERE trace_id = ?""", [trace_id]).to_dicts()[0]
-    top = frame(con, "SELECT name, time_pct FROM kernel_summary WHERE trace_id = ? ORDER BY total_ns DESC LIMIT 1",
-                [trace_id]).to_dicts()
-    out["top_kernel"] = top[0] if top else None
+def temporal(con, trace_id: str) -> pl.DataFrame:
+    """temporal_breakdown of the trace: a row per rank/process."""
+    return frame(con, """
+        SELECT coalesce('rank ' || rank, 'pid ' || pid) AS who, compute_pct, non_compute_pct, idle_pct, memcpy_pct
+        FROM temporal_breakdown WHERE trace_id = ? ORDER BY rank, pid""", [trace_id])
+
+
+def headline(con, trace_id: str, temporal_rows: pl.DataFrame, kernels: list[dict], findings: list[dict]) -> dict:
+    """The key numbers atop a page; takes the sections already fetched (temporal, kernel_table,
+    findings_table) rather than evaluating their views again."""
+    out = {c: temporal_rows[f"{c}_pct"].mean() for c in ("idle", "compute", "memcpy")}
+    out = {f"{c}_pct": v for c, v in out.items()} | {"ranks": temporal_rows.height}
+    out["top_kernel"] = kernels[0] if kernels else None
     out["overlap_pct"] = frame(con, "SELECT avg(communication_overlap_pct) AS v FROM overlap WHERE trace_id = ?",
                                [trace_id])["v"][0]
     out["step_ms"] = frame(con, "SELECT median(wall_ns) / 1e6 AS v FROM steps WHERE trace_id = ?", [trace_id])["v"][0]
-    out["findings"] = frame(con, "SELECT count(*) AS n FROM findings WHERE trace_id = ?", [trace_id])["n"][0]
+    out["findings"] = sum(f["n"] for f in findings)
     return out
 
 
@@ -38,11 +60,9 @@ def utilization(con, trace_id: str) -> pl.DataFrame:
         FROM gpu_utilization_over_time WHERE trace_id = ? ORDER BY device, t_ms""", [trace_id])
 
 
-def breakdown(con, trace_id: str) -> pl.DataFrame:
-    wide = frame(con, """
-        SELECT coalesce('rank ' || rank, 'pid ' || pid) AS who, compute_pct AS compute,
-               non_compute_pct AS non_compute, idle_pct AS idle
-        FROM temporal_breakdown WHERE trace_id = ?""", [trace_id])
+def breakdown(temporal_rows: pl.DataFrame) -> pl.DataFrame:
+    """Chart rows: who, category (compute / non_compute / idle), pct."""
+    wide = temporal_rows.select("who", compute="compute_pct", non_compute="non_compute_pct", idle="idle_pct")
     return wide.unpivot(index="who", variable_name="category", value_name="pct")
 
 
@@ -157,6 +177,8 @@ def step_breakdown(con, trace_id: str, limit: int = 40) -> pl.DataFrame:
 
 def rank_rows(con, trace_id: str) -> list[dict]:
     """The ranks of this trace's run (rank_runs) side by side; empty for single-rank traces."""
+    if frame(con, "SELECT 1 FROM rank_runs WHERE trace_id = ? LIMIT 1", [trace_id]).is_empty():
+        return []  # not a rank of a distributed run: skip the run-wide views
     return frame(con, """
         WITH mine AS (SELECT DISTINCT run_id FROM rank_runs WHERE trace_id = ?),
         members AS (SELECT r.trace_id, r.pid, r.rank FROM rank_runs r JOIN mine USING (run_id)),

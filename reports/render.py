@@ -35,7 +35,8 @@ def trace_report(con, trace_id: str, links: dict[str, str] | None = None) -> str
     if util.height:
         chart_specs.append(("GPU utilization over time", "Share of each 1/100 of the GPU's active range in which it "
                             "ran kernels, copies or memsets.", charts.utilization_over_time(util)))
-    breakdown = data.breakdown(con, trace_id)
+    temporal = data.temporal(con, trace_id)
+    breakdown = data.breakdown(temporal)
     if breakdown.height:
         chart_specs.append(("Where the GPU time goes", "Compute: any compute kernel running; non-compute: only "
                             "communication, copies or memsets; idle: nothing.", charts.time_breakdown(breakdown)))
@@ -64,10 +65,11 @@ def trace_report(con, trace_id: str, links: dict[str, str] | None = None) -> str
     if tree.height:
         chart_specs.append(("Which code launched the GPU time", "Calling context, top down: each bar's width is "
                             "its share of all GPU time (Python frames > operators > kernels).", charts.icicle(tree)))
+    findings = data.findings_table(con, trace_id)
     rendered = [{"title": t, "note": n, "src": _png_uri(c)} for t, n, c in chart_specs]
     return _ENV.get_template("trace.html.j2").render(
-        title=f"tracelake: {h['file_name']}", h=h, k=data.headline(con, trace_id), charts=rendered,
-        findings=data.findings_table(con, trace_id), kernels=kernels, memcpy=data.memcpy_table(con, trace_id),
+        title=f"tracelake: {h['file_name']}", h=h, k=data.headline(con, trace_id, temporal, kernels, findings),
+        charts=rendered, findings=findings, kernels=kernels, memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
         ranks=data.rank_rows(con, trace_id), links=links or {})
@@ -77,5 +79,7 @@ def index_report(con, links: dict[str, str], failures: list[dict], title: str = 
     rows = data.index_rows(con)
     for r in rows:
         r["link"] = links.get(r["trace_id"])
+    with data.frozen(con, ["runs", "run_kernel_time"]):  # each is read by several comparison views
+        comparisons = data.run_comparisons(con)
     return _ENV.get_template("index.html.j2").render(title=title, rows=rows, failures=failures,
-                                                     comparisons=data.run_comparisons(con), links=links)
+                                                     comparisons=comparisons, links=links)

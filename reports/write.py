@@ -1,11 +1,18 @@
-"""Writing report files: per-trace pages and an index page linking them (atomically, temp + rename)."""
+"""Writing report files: per-trace pages and an index page linking them (atomically, temp + rename).
+
+Pages are rendered in a process pool, a run (its rank files, else one trace) per task, biggest
+first. Each worker keeps one ScopedDatabase (views installed once) and one warm chart renderer
+for all the runs it is given.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from tracelake.analysis.lake import connect_scoped
+from tracelake.analysis.lake import ScopedDatabase
 
 from .render import index_report, trace_report
 
@@ -18,26 +25,46 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failures: list[dict] | None = None,
-                  render_ids: set[str] | None = None, index: Path | None = None) -> Path:
+                  render_ids: set[str] | None = None, index: Path | None = None, jobs: int | None = None) -> Path:
     """out_dir/traces/<trace_id>.html for each trace (only those in render_ids, all when None, are
     rendered again) and an index page linking them: `index`, by default out_dir/index.html.
-    Returns the index path."""
-    all_ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY file_name").fetchall()]
+    jobs: worker processes (default: all cores). Returns the index path."""
+    all_ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY file_bytes DESC").fetchall()]
     ids = [t for t in all_ids if trace_ids is None or t in trace_ids]
     links = {t: out_dir / "traces" / f"{t}.html" for t in ids}
     siblings = {t: f"{t}.html" for t in ids}  # trace pages link each other (per-rank section)
     todo = [t for t in ids if render_ids is None or t in render_ids or not links[t].exists()]
-    for scope, members in trace_scopes(con, todo).items():
-        scoped = connect_scoped(lake_path(con), list(scope))
-        try:
-            for trace_id in members:
-                write_atomically(links[trace_id], trace_report(scoped, trace_id, siblings))
-        finally:
-            scoped.close()
+    tasks = [(list(scope), [(t, str(links[t])) for t in members], siblings)
+             for scope, members in trace_scopes(con, todo).items()]
+    _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1)
     index = index or out_dir / "index.html"
     relative = {t: Path(os.path.relpath(p, index.parent)).as_posix() for t, p in links.items()}
     write_atomically(index, index_report(con, relative, failures or []))
     return index
+
+
+def _run_tasks(lake: str, tasks: list, jobs: int) -> None:
+    if jobs <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            _render_run(lake, *task)
+        return
+    # a fork server, not fork: this process's DuckDB and polars thread pools must not be forked
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context(method)) as pool:
+        for future in [pool.submit(_render_run, lake, *task) for task in tasks]:
+            future.result()
+
+
+_DATABASES: dict[str, ScopedDatabase] = {}  # per process: lake -> its scoped database
+
+
+def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], siblings: dict[str, str]) -> None:
+    db = _DATABASES.get(lake)
+    if db is None:
+        db = _DATABASES[lake] = ScopedDatabase(lake)
+    con = db.load(scope)
+    for trace_id, path in pages:
+        write_atomically(Path(path), trace_report(con, trace_id, siblings))
 
 
 def lake_path(con) -> Path:
@@ -46,7 +73,7 @@ def lake_path(con) -> Path:
 
 def trace_scopes(con, trace_ids: list[str]) -> dict[tuple[str, ...], list[str]]:
     """The traces each page needs (its run's rank files, else itself) -> the pages that need them.
-    A page is rendered from a database of just those traces (connect_scoped)."""
+    A page is rendered from a database of just those traces (ScopedDatabase)."""
     runs: dict[str, set[str]] = {}
     for trace_id, run_id in con.execute("SELECT DISTINCT trace_id, run_id FROM rank_runs").fetchall():
         runs.setdefault(run_id, set()).add(trace_id)
