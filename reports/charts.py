@@ -1,4 +1,8 @@
-"""Altair charts for the reports, rendered offline to PNG with vl-convert (no JavaScript, no CDN)."""
+"""Altair charts for the reports, rendered offline to SVG with vl-convert (no JavaScript, no CDN).
+
+The pages inline SVG (about 2.3x faster to render than PNG at print resolution, and sharp at any
+zoom); e-mail, whose clients block SVG, gets PNGs made from the same SVG (reports/email.py).
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,13 @@ import vl_convert as vlc
 from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, short
 
 _WIDTH = 640
+# Labels are shortened before charting; Vega's own truncation to labelLimit measures each label
+# again and again (8x slower to render a top-kernels chart), so it is turned off.
+_FULL_LABELS = alt.Axis(labelLimit=0)
 
 
-def to_png(chart: alt.Chart) -> bytes:
-    return vlc.vegalite_to_png(chart.to_json(), scale=2)
+def to_svg(chart: alt.Chart) -> str:
+    return vlc.vegalite_to_svg(chart.to_json())
 
 
 def utilization_over_time(frame: pl.DataFrame) -> alt.Chart:
@@ -40,7 +47,7 @@ def top_kernels(frame: pl.DataFrame) -> alt.Chart:
     frame = frame.with_columns(pl.col("name").map_elements(lambda n: short(n, 60), return_dtype=pl.String)
                                .alias("kernel"))
     return alt.Chart(frame).mark_bar(color=CATEGORY_COLORS["compute"]).encode(
-        y=alt.Y("kernel:N", sort="-x", title=None),
+        y=alt.Y("kernel:N", sort="-x", title=None, axis=_FULL_LABELS),
         x=alt.X("total_ms:Q", title="total time (ms)"),
     ).properties(width=420, height=alt.Step(18))
 
@@ -53,7 +60,7 @@ def memcpy_kinds(frame: pl.DataFrame) -> alt.Chart:
     """frame: kind, category ('memcpy'/'memset'), total_ms, gbps."""
     frame = frame.with_columns(
         pl.col("gbps").map_elements(lambda v: f"{v:,.1f} GB/s", return_dtype=pl.String).fill_null("").alias("label"))
-    base = alt.Chart(frame).encode(y=alt.Y("kind:N", sort="-x", title=None),
+    base = alt.Chart(frame).encode(y=alt.Y("kind:N", sort="-x", title=None, axis=_FULL_LABELS),
                                    x=alt.X("total_ms:Q", title="time (ms)"))
     bars = base.mark_bar().encode(color=alt.Color("category:N", title=None, scale=_scale(CATEGORY_COLORS),
                                                   legend=None))

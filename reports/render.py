@@ -1,6 +1,6 @@
 """Rendering reports: one self-contained HTML page per trace, and an index page for a lake.
 
-Charts are PNG images rendered offline and inlined as data: URIs; CSS is inline; there is no
+Charts are SVG images rendered offline and inlined as data: URIs; CSS is inline; there is no
 JavaScript and nothing is loaded from the network. Every string from a trace goes through
 Jinja's HTML autoescaping.
 """
@@ -23,8 +23,8 @@ _ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gb
                     version=__version__)
 
 
-def _png_uri(chart) -> str:
-    return "data:image/png;base64," + base64.b64encode(charts.to_png(chart)).decode()
+def _svg_uri(chart) -> str:
+    return "data:image/svg+xml;base64," + base64.b64encode(charts.to_svg(chart).encode()).decode()
 
 
 def trace_report(con, trace_id: str, links: dict[str, str] | None = None) -> str:
@@ -66,7 +66,7 @@ def trace_report(con, trace_id: str, links: dict[str, str] | None = None) -> str
         chart_specs.append(("Which code launched the GPU time", "Calling context, top down: each bar's width is "
                             "its share of all GPU time (Python frames > operators > kernels).", charts.icicle(tree)))
     findings = data.findings_table(con, trace_id)
-    rendered = [{"title": t, "note": n, "src": _png_uri(c)} for t, n, c in chart_specs]
+    rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
     return _ENV.get_template("trace.html.j2").render(
         title=f"tracelake: {h['file_name']}", h=h, k=data.headline(con, trace_id, temporal, kernels, findings),
         charts=rendered, findings=findings, kernels=kernels, memcpy=data.memcpy_table(con, trace_id),

@@ -14,7 +14,12 @@ from pathlib import Path
 
 from tracelake.analysis.lake import ScopedDatabase
 
+from .data import frozen
 from .render import index_report, trace_report
+
+# Views that several sections, or several views under them, read: evaluated once per run rendered.
+SHARED_VIEWS = ["gpu_ops", "gpu_op_class", "gpu_busy", "gpu_active_range", "steps", "temporal_breakdown", "overlap",
+                "rank_runs", "findings"]
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -63,8 +68,9 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
     if db is None:
         db = _DATABASES[lake] = ScopedDatabase(lake)
     con = db.load(scope)
-    for trace_id, path in pages:
-        write_atomically(Path(path), trace_report(con, trace_id, siblings))
+    with frozen(con, SHARED_VIEWS):
+        for trace_id, path in pages:
+            write_atomically(Path(path), trace_report(con, trace_id, siblings))
 
 
 def lake_path(con) -> Path:
