@@ -122,7 +122,8 @@ def _cmd_run(args) -> int:
         try:
             fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
             failures = [f for f in summary.files if f["status"] == "error"]
-            index = write_reports(con, Path(args.out) / "reports", failures=failures, render_ids=fresh)
+            index = write_reports(con, Path(args.out) / "reports", failures=failures, render_ids=fresh,
+                                  jobs=args.jobs)
         finally:
             con.close()
         if not args.quiet and not args.json:

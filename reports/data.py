@@ -216,7 +216,8 @@ def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
     return pairs
 
 
-def index_rows(con) -> list[dict]:
+def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
+    """A row per trace (all, or these) for the index page."""
     return frame(con, """
         SELECT t.trace_id, t.file_name, t.source, t.rank, t.duration_ns, t.is_truncated,
                b.idle_pct, b.compute_pct,
@@ -226,4 +227,5 @@ def index_rows(con) -> list[dict]:
         FROM traces t
         LEFT JOIN (SELECT trace_id, avg(idle_pct) AS idle_pct, avg(compute_pct) AS compute_pct
                    FROM temporal_breakdown GROUP BY trace_id) b USING (trace_id)
-        ORDER BY t.file_name""").to_dicts()
+        WHERE ? IS NULL OR list_contains(?, t.trace_id)
+        ORDER BY t.file_name""", [trace_ids, trace_ids]).to_dicts()

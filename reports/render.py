@@ -8,6 +8,7 @@ Jinja's HTML autoescaping.
 from __future__ import annotations
 
 import base64
+from dataclasses import dataclass
 
 import jinja2
 from tracelake.analysis import __version__
@@ -27,7 +28,17 @@ def _svg_uri(chart) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(charts.to_svg(chart).encode()).decode()
 
 
+@dataclass
+class TracePage:
+    html: str
+    index_row: dict  # the trace's row on the index page (the columns of data.index_rows)
+
+
 def trace_report(con, trace_id: str, links: dict[str, str] | None = None) -> str:
+    return trace_page(con, trace_id, links).html
+
+
+def trace_page(con, trace_id: str, links: dict[str, str] | None = None) -> TracePage:
     """links: trace id -> relative link of its page, for the per-rank section."""
     h = data.header(con, trace_id)
     chart_specs = []
@@ -67,16 +78,22 @@ def trace_report(con, trace_id: str, links: dict[str, str] | None = None) -> str
                             "its share of all GPU time (Python frames > operators > kernels).", charts.icicle(tree)))
     findings = data.findings_table(con, trace_id)
     rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
-    return _ENV.get_template("trace.html.j2").render(
-        title=f"tracelake: {h['file_name']}", h=h, k=data.headline(con, trace_id, temporal, kernels, findings),
-        charts=rendered, findings=findings, kernels=kernels, memcpy=data.memcpy_table(con, trace_id),
+    k = data.headline(con, trace_id, temporal, kernels, findings)
+    index_row = {c: h[c] for c in ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated")}
+    index_row |= {"idle_pct": k["idle_pct"], "compute_pct": k["compute_pct"], "findings": k["findings"],
+                  "top_kernel": kernels[0]["name"] if kernels else None}
+    html = _ENV.get_template("trace.html.j2").render(
+        title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels, memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
         ranks=data.rank_rows(con, trace_id), links=links or {})
+    return TracePage(html, index_row)
 
 
-def index_report(con, links: dict[str, str], failures: list[dict], title: str = "tracelake: traces") -> str:
-    rows = data.index_rows(con)
+def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict] | None = None,
+                 title: str = "tracelake: traces") -> str:
+    """rows: the traces' index rows when known (kept from rendering their pages), else queried."""
+    rows = sorted(rows if rows is not None else data.index_rows(con), key=lambda r: r["file_name"])
     for r in rows:
         r["link"] = links.get(r["trace_id"])
     with data.frozen(con, ["runs", "run_kernel_time"]):  # each is read by several comparison views

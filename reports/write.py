@@ -2,11 +2,13 @@
 
 Pages are rendered in a process pool, a run (its rank files, else one trace) per task, biggest
 first. Each worker keeps one ScopedDatabase (views installed once) and one warm chart renderer
-for all the runs it is given.
+for all the runs it is given. Beside each page, traces/<trace_id>.json keeps the trace's row of
+the index, so the index never evaluates the views over the whole lake for them again.
 """
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -15,7 +17,8 @@ from pathlib import Path
 from tracelake.analysis.lake import ScopedDatabase
 
 from .data import frozen
-from .render import index_report, trace_report
+from .data import index_rows
+from .render import index_report, trace_page
 
 # Views that several sections, or several views under them, read: evaluated once per run rendered.
 SHARED_VIEWS = ["gpu_ops", "gpu_op_class", "gpu_busy", "gpu_active_range", "steps", "temporal_breakdown", "overlap",
@@ -38,14 +41,29 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     ids = [t for t in all_ids if trace_ids is None or t in trace_ids]
     links = {t: out_dir / "traces" / f"{t}.html" for t in ids}
     siblings = {t: f"{t}.html" for t in ids}  # trace pages link each other (per-rank section)
-    todo = [t for t in ids if render_ids is None or t in render_ids or not links[t].exists()]
+    todo = [t for t in ids if render_ids is None or t in render_ids or not links[t].exists()
+            or not _index_row_path(links[t]).exists()]
     tasks = [(list(scope), [(t, str(links[t])) for t in members], siblings)
              for scope, members in trace_scopes(con, todo).items()]
     _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1)
     index = index or out_dir / "index.html"
     relative = {t: Path(os.path.relpath(p, index.parent)).as_posix() for t, p in links.items()}
-    write_atomically(index, index_report(con, relative, failures or []))
+    rows = {t: row for t in ids if (row := _read_index_row(links[t])) is not None}
+    missing = [t for t in ids if t not in rows]
+    rows |= {r["trace_id"]: r for r in (index_rows(con, missing) if missing else [])}
+    write_atomically(index, index_report(con, relative, failures or [], list(rows.values())))
     return index
+
+
+def _index_row_path(page: Path) -> Path:
+    return page.with_suffix(".json")
+
+
+def _read_index_row(page: Path) -> dict | None:
+    try:
+        return json.loads(_index_row_path(page).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def _run_tasks(lake: str, tasks: list, jobs: int) -> None:
@@ -70,7 +88,9 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
     con = db.load(scope)
     with frozen(con, SHARED_VIEWS):
         for trace_id, path in pages:
-            write_atomically(Path(path), trace_report(con, trace_id, siblings))
+            page = trace_page(con, trace_id, siblings)
+            write_atomically(Path(path), page.html)
+            write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
 
 
 def lake_path(con) -> Path:

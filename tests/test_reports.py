@@ -32,6 +32,28 @@ def test_reports_for_the_sample_lake(sample_con, tmp_path):
     assert 'href="traces/' in index.read_text()
 
 
+def test_index_rows_kept_beside_pages_equal_the_index_query(sample_con, tmp_path):
+    """The index reads each trace's row from the JSON written with its page (computed from the
+    page's own sections in a scoped database); it must equal the whole-lake index query."""
+    from tracelake.reports.data import index_rows
+
+    index = write_reports(sample_con, tmp_path / "reports")
+    expected = {r["trace_id"]: r for r in index_rows(sample_con)}
+    kept = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "reports" / "traces").glob("*.json")}
+    assert kept.keys() == expected.keys()
+    for trace_id, row in expected.items():
+        assert kept[trace_id].keys() == row.keys()
+        for column, value in row.items():
+            got = kept[trace_id][column]
+            assert got == value or (isinstance(value, float) and abs(got - value) < 1e-9), (trace_id, column)
+    # a lost row is queried again, and the page re-rendered on the next run
+    lost = next(iter(kept))
+    (tmp_path / "reports" / "traces" / f"{lost}.json").unlink()
+    write_reports(sample_con, tmp_path / "reports", render_ids=set())
+    assert (tmp_path / "reports" / "traces" / f"{lost}.json").exists()
+    assert index.read_text().count('href="traces/') == len(expected)
+
+
 def test_untrusted_names_are_escaped(tmp_path):
     evil = ['<script>alert("x")</script>', "<img src=x onerror=alert(1)>", "it's \"quoted\" & <b>bold</b>",
             "void very::long::templated::kernel<" + "T, " * 200 + "U>(int)"]
