@@ -16,8 +16,7 @@ from pathlib import Path
 
 from tracelake.analysis.lake import ScopedDatabase
 
-from .data import frozen
-from .data import index_rows
+from .data import frozen, index_rows
 from .render import index_report, trace_page
 
 # Views that several sections, or several views under them, read: evaluated once per run rendered.
