@@ -83,7 +83,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None) -> Trace
     index_row |= {"idle_pct": k["idle_pct"], "compute_pct": k["compute_pct"], "findings": k["findings"],
                   "top_kernel": kernels[0]["name"] if kernels else None}
     html = _ENV.get_template("trace.html.j2").render(
-        title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels, memcpy=data.memcpy_table(con, trace_id),
+        title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels,
+        memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
         ranks=data.rank_rows(con, trace_id), links=links or {})
