@@ -19,7 +19,9 @@ _FULL_LABELS = alt.Axis(labelLimit=0)
 
 
 def to_svg(chart: alt.Chart) -> str:
-    return vlc.vegalite_to_svg(chart.to_json())
+    # Altair's JSON-schema validation of each spec cost more than a third of the rendering time;
+    # the specs are fixed code, checked by the tests (which validate them: see tests/test_reports.py).
+    return vlc.vegalite_to_svg(chart.to_json(validate=False))
 
 
 def utilization_over_time(frame: pl.DataFrame) -> alt.Chart:

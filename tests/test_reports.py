@@ -32,6 +32,31 @@ def test_reports_for_the_sample_lake(sample_con, tmp_path):
     assert 'href="traces/' in index.read_text()
 
 
+def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
+    """Pages render charts without Altair's schema validation (for speed): validate them here."""
+    from tracelake.analysis.lake import connect_scoped
+    from tracelake.reports import charts
+    from tracelake.reports.render import trace_report
+    from tracelake.reports.write import lake_path
+
+    validated = []
+    render_svg = charts.to_svg
+
+    def validating(chart):
+        chart.to_dict(validate=True)  # raises SchemaValidationError on an invalid spec
+        validated.append(chart)
+        return render_svg(chart)
+
+    monkeypatch.setattr(charts, "to_svg", validating)
+    for (trace_id,) in sample_con.sql("SELECT trace_id FROM traces").fetchall():
+        scoped = connect_scoped(lake_path(sample_con), [trace_id])
+        try:
+            trace_report(scoped, trace_id)
+        finally:
+            scoped.close()
+    assert len(validated) >= 7 * 2
+
+
 def test_index_rows_kept_beside_pages_equal_the_index_query(sample_con, tmp_path):
     """The index reads each trace's row from the JSON written with its page (computed from the
     page's own sections in a scoped database); it must equal the whole-lake index query."""
