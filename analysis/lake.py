@@ -68,9 +68,15 @@ def build_database(lake: str | Path) -> Path:
     # Written in the v1.0 storage format so that older DuckDB CLIs and drivers open it too.
     con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
     try:
+        # The sql/ views are created over empty typed base tables, then the base tables are pointed
+        # at the Parquet files: binding a view lists and opens the files of every table it reads,
+        # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
+        # views again when they are queried, so they read the files from then on.
+        for table in TABLES:
+            con.execute(table_view_sql(lake, table, trace_ids=[]))
+        catalog.install(con, set(TABLES))
         for table in TABLES:
             con.execute(table_view_sql(lake, table))
-        catalog.install(con, set(TABLES))
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
         con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _catalog_fingerprint(), __version__])
     finally:
