@@ -216,6 +216,10 @@ def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
     return pairs
 
 
+INDEX_COLUMNS = ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated", "idle_pct", "compute_pct",
+                 "top_kernel", "findings")
+
+
 def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
     """A row per trace (all, or these) for the index page."""
     return frame(con, """

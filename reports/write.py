@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tracelake.analysis.lake import ScopedDatabase
 
-from .data import frozen, index_rows
+from .data import INDEX_COLUMNS, frozen, index_rows
 from .render import index_report, trace_page
 
 # Views that several sections, or several views under them, read: evaluated once per run rendered.
@@ -37,7 +37,8 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     rendered again) and an index page linking them: `index`, by default out_dir/index.html.
     jobs: worker processes (default: all cores). Returns the index path."""
     all_ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY file_bytes DESC").fetchall()]
-    ids = [t for t in all_ids if trace_ids is None or t in trace_ids]
+    wanted = None if trace_ids is None else set(trace_ids)
+    ids = [t for t in all_ids if wanted is None or t in wanted]
     links = {t: out_dir / "traces" / f"{t}.html" for t in ids}
     siblings = {t: f"{t}.html" for t in ids}  # trace pages link each other (per-rank section)
     todo = [t for t in ids if render_ids is None or t in render_ids or not links[t].exists()
@@ -59,10 +60,12 @@ def _index_row_path(page: Path) -> Path:
 
 
 def _read_index_row(page: Path) -> dict | None:
+    """The kept index row, or None when missing, unreadable or of other columns (an older version)."""
     try:
-        return json.loads(_index_row_path(page).read_text(encoding="utf-8"))
+        row = json.loads(_index_row_path(page).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return row if isinstance(row, dict) and row.keys() == set(INDEX_COLUMNS) else None
 
 
 def _run_tasks(lake: str, tasks: list, jobs: int) -> None:

@@ -60,13 +60,14 @@ def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
 def test_index_rows_kept_beside_pages_equal_the_index_query(sample_con, tmp_path):
     """The index reads each trace's row from the JSON written with its page (computed from the
     page's own sections in a scoped database); it must equal the whole-lake index query."""
-    from tracelake.reports.data import index_rows
+    from tracelake.reports.data import INDEX_COLUMNS, index_rows
 
     index = write_reports(sample_con, tmp_path / "reports")
     expected = {r["trace_id"]: r for r in index_rows(sample_con)}
     kept = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "reports" / "traces").glob("*.json")}
     assert kept.keys() == expected.keys()
     for trace_id, row in expected.items():
+        assert set(row) == set(INDEX_COLUMNS)  # else every kept row would be ignored as stale
         assert kept[trace_id].keys() == row.keys()
         for column, value in row.items():
             got = kept[trace_id][column]
