@@ -46,6 +46,11 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     tasks = [(list(scope), [(t, str(links[t])) for t in members], siblings)
              for scope, members in trace_scopes(con, todo).items()]
     _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1)
+    if trace_ids is None:  # pages of traces no longer in the lake (changed or pruned files) go too
+        for stale in (out_dir / "traces").glob("*.html"):
+            if stale.stem not in links:
+                stale.unlink(missing_ok=True)
+                _index_row_path(stale).unlink(missing_ok=True)
     index = index or out_dir / "index.html"
     relative = {t: Path(os.path.relpath(p, index.parent)).as_posix() for t, p in links.items()}
     rows = {t: row for t in ids if (row := _read_index_row(links[t])) is not None}

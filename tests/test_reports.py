@@ -75,8 +75,13 @@ def test_index_rows_kept_beside_pages_equal_the_index_query(sample_con, tmp_path
     # a lost row is queried again, and the page re-rendered on the next run
     lost = next(iter(kept))
     (tmp_path / "reports" / "traces" / f"{lost}.json").unlink()
+    # and the page of a trace no longer in the lake (its file changed or was pruned) is removed
+    gone = tmp_path / "reports" / "traces" / "deleted-0123456789.html"
+    gone.write_text("old page")
+    gone.with_suffix(".json").write_text("{}")
     write_reports(sample_con, tmp_path / "reports", render_ids=set())
     assert (tmp_path / "reports" / "traces" / f"{lost}.json").exists()
+    assert not gone.exists() and not gone.with_suffix(".json").exists()
     assert index.read_text().count('href="traces/') == len(expected)
 
 
