@@ -138,3 +138,27 @@ def test_reingest_replaces_and_crash_leftovers_are_removed(tmp_path, monkeypatch
 
 def test_schema_doc_is_current():
     assert (REPO / "docs" / "schema.md").read_text() == render(), "run `make docs`"
+
+
+def test_scoped_database_answers_as_the_whole_lake_after_swapping_scopes(sample_lake, sample_con):
+    """A ScopedDatabase reused for trace after trace (report workers do) gives each trace the same
+    rows as the whole-lake database does, and holds nothing after load([])."""
+    queries = {
+        "kernel_summary": "SELECT name, total_ns, instances FROM kernel_summary WHERE trace_id = ? ORDER BY name",
+        "temporal_breakdown": "SELECT pid, round(compute_pct, 6), round(idle_pct, 6) FROM temporal_breakdown WHERE trace_id = ? "
+                              "ORDER BY pid",
+        "findings": "SELECT rule, count(*) FROM findings WHERE trace_id = ? GROUP BY rule ORDER BY rule",
+        "steps": "SELECT step, wall_ns, gpu_idle_ns FROM steps WHERE trace_id = ? ORDER BY pid, step_index",
+    }
+    ids = [r[0] for r in sample_con.sql("SELECT trace_id FROM traces ORDER BY file_name").fetchall()]
+    db = lake_mod.ScopedDatabase(sample_lake)
+    try:
+        for trace_id in ids + ids[:1]:  # the first again, after the others
+            con = db.load([trace_id])
+            assert con.sql("SELECT DISTINCT trace_id FROM kernels").fetchall() in ([(trace_id,)], [])
+            for view, sql in queries.items():
+                assert con.sql(sql, params=[trace_id]).fetchall() == sample_con.sql(sql, params=[trace_id]).fetchall(), view
+        assert db.load([]).sql("SELECT count(*) FROM kernels").fetchall() == [(0,)]
+        assert any(sample_con.sql(queries["kernel_summary"], params=[t]).fetchall() for t in ids)
+    finally:
+        db.close()
