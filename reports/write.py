@@ -41,10 +41,11 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     ids = [t for t in all_ids if wanted is None or t in wanted]
     links = {t: out_dir / "traces" / f"{t}.html" for t in ids}
     siblings = {t: f"{t}.html" for t in ids}  # trace pages link each other (per-rank section)
-    todo = [t for t in ids if render_ids is None or t in render_ids or not links[t].exists()
-            or not _index_row_path(links[t]).exists()]
+    stale = {t for t in ids if render_ids is None or t in render_ids or not links[t].exists()
+             or not _index_row_path(links[t]).exists()}
+    # a run's pages show all its ranks: when one rank is rendered again, so are its siblings
     tasks = [(list(scope), [(t, str(links[t])) for t in members], siblings)
-             for scope, members in trace_scopes(con, todo).items()]
+             for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
     _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1)
     if trace_ids is None:  # pages of traces no longer in the lake (changed or pruned files) go too
         for stale in (out_dir / "traces").glob("*.html"):

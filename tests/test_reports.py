@@ -237,3 +237,12 @@ def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
                 assert "<h2>Ranks of this run</h2>" in html and f'href="{scope[1]}.html"' in html
         finally:
             scoped.close()
+    # re-rendering one rank's page re-renders its sibling's too (their per-rank tables agree)
+    from tracelake.reports.write import write_reports
+
+    write_reports(corpus_con, tmp_path / "r", trace_ids=torch_ids)
+    pages = {t: tmp_path / "r" / "traces" / f"{t}.html" for t in torch_ids}
+    for page in pages.values():
+        page.write_text("stale")
+    write_reports(corpus_con, tmp_path / "r", trace_ids=torch_ids, render_ids={torch_ids[0]})
+    assert all(page.read_text() != "stale" for page in pages.values())
