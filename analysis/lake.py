@@ -123,26 +123,14 @@ class ScopedDatabase:
     def __init__(self, lake: str | Path):
         self.lake = Path(lake).resolve()
         self.con = duckdb.connect()
-        for name in TABLES:
-            self._create_empty(name)
+        self.load([])  # empty typed tables, so that the views bind
         catalog.install(self.con, set(TABLES))
 
-    def _create_empty(self, name: str) -> None:
-        typed = ", ".join(f"{c.name} {_DUCK_TYPES[c.type]}" for c in TABLES[name].columns)
-        self.con.execute(f"CREATE OR REPLACE TABLE {name} ({typed})")
-
     def load(self, trace_ids: list[str]) -> duckdb.DuckDBPyConnection:
-        """Replace the tables by those of `trace_ids`; returns the connection."""
-        for name, spec in TABLES.items():
-            files = [str(f) for t in trace_ids if (f := self.lake / name / f"trace_id={t}" / "data.parquet").exists()]
-            if files:
-                cols = ", ".join(c.name for c in spec.columns)
-                self.con.execute(
-                    f"CREATE OR REPLACE TABLE {name} AS SELECT {cols} FROM read_parquet("
-                    f"[{', '.join(_quote(f) for f in files)}], hive_partitioning = true, "
-                    f"hive_types = {{'trace_id': VARCHAR}}, union_by_name = true)")
-            else:
-                self._create_empty(name)
+        """Replace the tables by those of `trace_ids` (in memory); returns the connection."""
+        for name in TABLES:
+            self.con.execute(table_view_sql(self.lake, name, trace_ids)
+                             .replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TABLE", 1))
         return self.con
 
     def close(self) -> None:
