@@ -31,23 +31,24 @@ def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def table_view_sql(lake: Path, table: str, trace_ids: list[str] | None = None) -> str:
-    """CREATE VIEW for one base table: its Parquet partitions (all, or those of `trace_ids`), or an
-    empty typed relation."""
-    spec = TABLES[table]
-    cols = ", ".join(c.name for c in spec.columns)
-    if trace_ids is None:
-        files = [str(lake / table / "trace_id=*" / "data.parquet")] if any(
-            (lake / table).glob("trace_id=*/data.parquet")) else []
-    else:
-        files = [str(f) for t in trace_ids if (f := lake / table / f"trace_id={t}" / "data.parquet").exists()]
-    if files:
-        pattern = "[" + ", ".join(_quote(f) for f in files) + "]"
-        source = (f"read_parquet({pattern}, hive_partitioning = true, "
-                  f"hive_types = {{'trace_id': VARCHAR}}, union_by_name = true)")
-        return f"CREATE OR REPLACE VIEW {table} AS SELECT {cols} FROM {source};"
-    typed = ", ".join(f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}" for c in spec.columns)
-    return f"CREATE OR REPLACE VIEW {table} AS SELECT {typed} WHERE false;"
+def base_tables(con, lake: Path, trace_ids: list[str] | None = None, kind: str = "VIEW") -> None:
+    """(Re)create every base table on `con` as a VIEW over its Parquet partitions or as an in-memory
+    TABLE of them: all partitions, or those of `trace_ids` ([] gives empty typed relations)."""
+    for table, spec in TABLES.items():
+        cols = ", ".join(c.name for c in spec.columns)
+        if trace_ids is None:
+            files = [str(lake / table / "trace_id=*" / "data.parquet")] if any(
+                (lake / table).glob("trace_id=*/data.parquet")) else []
+        else:
+            files = [str(f) for t in trace_ids if (f := lake / table / f"trace_id={t}" / "data.parquet").exists()]
+        if files:
+            pattern = "[" + ", ".join(_quote(f) for f in files) + "]"
+            source = (f"read_parquet({pattern}, hive_partitioning = true, "
+                      f"hive_types = {{'trace_id': VARCHAR}}, union_by_name = true)")
+            con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {cols} FROM {source};")
+        else:
+            typed = ", ".join(f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}" for c in spec.columns)
+            con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {typed} WHERE false;")
 
 
 def _catalog_fingerprint() -> str:
@@ -72,11 +73,9 @@ def build_database(lake: str | Path) -> Path:
         # at the Parquet files: binding a view lists and opens the files of every table it reads,
         # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
         # views again when they are queried, so they read the files from then on.
-        for table in TABLES:
-            con.execute(table_view_sql(lake, table, trace_ids=[]))
+        base_tables(con, lake, trace_ids=[])
         catalog.install(con, set(TABLES))
-        for table in TABLES:
-            con.execute(table_view_sql(lake, table))
+        base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
         con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _catalog_fingerprint(), __version__])
     finally:
@@ -128,9 +127,7 @@ class ScopedDatabase:
 
     def load(self, trace_ids: list[str]) -> duckdb.DuckDBPyConnection:
         """Replace the tables by those of `trace_ids` (in memory); returns the connection."""
-        for name in TABLES:
-            self.con.execute(table_view_sql(self.lake, name, trace_ids)
-                             .replace("CREATE OR REPLACE VIEW", "CREATE OR REPLACE TABLE", 1))
+        base_tables(self.con, self.lake, trace_ids, kind="TABLE")
         return self.con
 
     def close(self) -> None:

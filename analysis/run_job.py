@@ -10,11 +10,10 @@ a re-run does not clean up (lake_writer.remove_incomplete) or redo.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from tracelake.ingest.lake_writer import delete_trace
 
 from .ingest_job import FileOutcome, ingest_one
 from .lake import build_database, prepare_for_writing
-from .worker_threads import limit_threads
+from .worker_pool import process_pool
 
 # Errors that mean "this file is not a trace at all": listed as skipped, not as failures.
 NOT_A_TRACE = ("not a JSON trace", "not a Chrome trace", "unknown format", "not an Nsight Systems export")
@@ -73,12 +72,7 @@ def _execute(paths: list[str], lake: Path, jobs: int | None, executor: str, sche
             for future in dask_completed(futures):
                 yield future.result()
         return
-    # Workers come from a fork server, not from this process: forking a process whose polars,
-    # Arrow or DuckDB thread pools are running can deadlock the child (seen in the test suite).
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    workers = jobs or os.cpu_count() or 1
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
-                             initializer=limit_threads, initargs=(workers,)) as pool:
+    with process_pool(jobs or os.cpu_count() or 1) as pool:
         for future in as_completed([pool.submit(_task, p, str(lake)) for p in paths]):
             yield future.result()
 

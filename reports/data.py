@@ -43,8 +43,8 @@ def temporal(con, trace_id: str) -> pl.DataFrame:
 def headline(con, trace_id: str, temporal_rows: pl.DataFrame, kernels: list[dict], findings: list[dict]) -> dict:
     """The key numbers atop a page; takes the sections already fetched (temporal, kernel_table,
     findings_table) rather than evaluating their views again."""
-    out = {c: temporal_rows[f"{c}_pct"].mean() for c in ("idle", "compute", "memcpy")}
-    out = {f"{c}_pct": v for c, v in out.items()} | {"ranks": temporal_rows.height}
+    out = {c: temporal_rows[c].mean() for c in ("idle_pct", "compute_pct", "memcpy_pct")}
+    out["ranks"] = temporal_rows.height
     out["top_kernel"] = kernels[0] if kernels else None
     out["overlap_pct"] = frame(con, "SELECT avg(communication_overlap_pct) AS v FROM overlap WHERE trace_id = ?",
                                [trace_id])["v"][0]

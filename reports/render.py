@@ -79,9 +79,9 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None) -> Trace
     findings = data.findings_table(con, trace_id)
     rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
     k = data.headline(con, trace_id, temporal, kernels, findings)
-    index_row = {c: h[c] for c in ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated")}
-    index_row |= {"idle_pct": k["idle_pct"], "compute_pct": k["compute_pct"], "findings": k["findings"],
-                  "top_kernel": kernels[0]["name"] if kernels else None}
+    known = h | {"idle_pct": k["idle_pct"], "compute_pct": k["compute_pct"], "findings": k["findings"],
+                 "top_kernel": kernels[0]["name"] if kernels else None}
+    index_row = {c: known[c] for c in data.INDEX_COLUMNS}
     html = _ENV.get_template("trace.html.j2").render(
         title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels,
         memcpy=data.memcpy_table(con, trace_id),
@@ -91,10 +91,10 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None) -> Trace
     return TracePage(html, index_row)
 
 
-def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict] | None = None,
+def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict],
                  title: str = "tracelake: traces") -> str:
-    """rows: the traces' index rows when known (kept from rendering their pages), else queried."""
-    rows = sorted(rows if rows is not None else data.index_rows(con), key=lambda r: r["file_name"])
+    """rows: a row per trace (data.INDEX_COLUMNS)."""
+    rows = sorted(rows, key=lambda r: r["file_name"])
     for r in rows:
         r["link"] = links.get(r["trace_id"])
     with data.frozen(con, ["runs", "run_kernel_time"]):  # each is read by several comparison views

@@ -9,12 +9,11 @@ the index, so the index never evaluates the views over the whole lake for them a
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from tracelake.analysis.lake import ScopedDatabase
+from tracelake.analysis.worker_pool import process_pool
 
 from .data import INDEX_COLUMNS, frozen, index_rows
 from .render import index_report, trace_page
@@ -48,10 +47,10 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
              for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
     _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1)
     if trace_ids is None:  # pages of traces no longer in the lake (changed or pruned files) go too
-        for stale in (out_dir / "traces").glob("*.html"):
-            if stale.stem not in links:
-                stale.unlink(missing_ok=True)
-                _index_row_path(stale).unlink(missing_ok=True)
+        for page in (out_dir / "traces").glob("*.html"):
+            if page.stem not in links:
+                page.unlink(missing_ok=True)
+                _index_row_path(page).unlink(missing_ok=True)
     index = index or out_dir / "index.html"
     relative = {t: Path(os.path.relpath(p, index.parent)).as_posix() for t, p in links.items()}
     rows = {t: row for t in ids if (row := _read_index_row(links[t])) is not None}
@@ -79,9 +78,7 @@ def _run_tasks(lake: str, tasks: list, jobs: int) -> None:
         for task in tasks:
             _render_run(lake, *task)
         return
-    # a fork server, not fork: this process's DuckDB and polars thread pools must not be forked
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=multiprocessing.get_context(method)) as pool:
+    with process_pool(min(jobs, len(tasks))) as pool:
         for future in [pool.submit(_render_run, lake, *task) for task in tasks]:
             future.result()
 
