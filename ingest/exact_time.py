@@ -6,6 +6,9 @@ parsing it as a float shifts it by tens of ns. We convert from the number's text
 polars' exact decimal parse at three fraction digits. Anything that parse cannot take exactly
 (more than three fraction digits, blanks) goes through decimal.Decimal and is rounded
 half-to-even to the nanosecond; values outside int64 ns become null.
+
+The number text comes from the JSON decoder itself (kineto_decode decodes `ts`/`dur` with
+msgspec's float_hook=str, which hands over the float literal exactly as written).
 """
 
 from __future__ import annotations
@@ -14,8 +17,6 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 import polars as pl
 import pyarrow as pa
-
-from .raw_text import texts
 
 
 def _slow_us_text_to_ns(text: str | None) -> int | None:
@@ -31,21 +32,28 @@ def _slow_us_text_to_ns(text: str | None) -> int | None:
     return ns if -(2**63) <= ns < 2**63 else None
 
 
-def raw_us_to_ns(raws: list) -> pa.Array:
-    """µs number texts as bytes-like objects (msgspec.Raw; empty = missing) -> int64 ns.
+def us_to_ns(values: list) -> pa.Array:
+    """µs values as the Kineto decoder leaves them -> int64 ns (null where not a number).
 
-    No Python object is made per value (see raw_text).
+    A JSON float arrives as its number text (msgspec's float_hook=str), an integer as int;
+    None is a missing value and anything else (bools, lists, non-numeric strings) is null.
+    Lists of texts go to Arrow without a Python object made per value.
     """
-    if not raws:
+    if not values:
         return pa.array([], pa.int64())
-    return _text_series_to_ns(pl.Series(texts(raws)))
+    try:
+        text = pa.array(values, pa.string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):  # integers (or odd values) among the texts
+        text = pa.array([_as_text(v) for v in values], pa.string())
+    return _text_series_to_ns(pl.Series(text))
 
 
-def us_text_to_ns(texts: list[bytes | None] | pa.Array) -> pa.Array:
-    """Vectorized: µs number texts (bytes or str, None for missing) -> int64 ns (null if not a number)."""
-    if not isinstance(texts, pa.Array):
-        texts = pa.array(texts, type=pa.binary())
-    return _text_series_to_ns(pl.Series(texts.cast(pa.string()) if texts.type != pa.string() else texts))
+def _as_text(value) -> str | None:
+    if type(value) is str:
+        return value
+    if type(value) is int:
+        return str(value)
+    return None
 
 
 def _text_series_to_ns(series: pl.Series) -> pa.Array:

@@ -18,9 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import kineto_args as A
-from . import raw_text
 from .errors import TraceError
-from .exact_time import raw_us_to_ns, us_text_to_ns
+from .exact_time import us_to_ns
 from .identity import content_sha256, make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
 from .kineto_decode import Event, decode
@@ -32,6 +31,7 @@ from .names import (
     parse_python_frames,
 )
 from .nesting import parent_and_depth
+from .raw_text import JoinedTexts
 
 # Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables.
 CATEGORY_TABLE = {
@@ -64,8 +64,8 @@ def _ints(values) -> pa.Array:
 
 
 def _interval_columns(events: list[Event]) -> dict[str, pa.Array]:
-    start = raw_us_to_ns([e.ts for e in events])
-    duration = raw_us_to_ns([e.dur for e in events])
+    start = us_to_ns([e.ts for e in events])
+    duration = us_to_ns([e.dur for e in events])
     frame = pl.DataFrame({"start_ns": start, "duration_ns": duration})
     frame = frame.with_columns(end_ns=pl.col("start_ns") + pl.col("duration_ns"))
     return {c: frame[c].to_arrow() for c in ("start_ns", "end_ns", "duration_ns")}
@@ -125,7 +125,8 @@ class _Builder:
         events = self.by_table.pop(name, [])  # built once; its events are freed as we go
         if not events:
             return None
-        args = A.decode_all(A.GpuArgs, events)
+        args_text = JoinedTexts([e.args for e in events])
+        args = A.decode_all(A.GpuArgs, args_text)
         cols: dict[str, Any] = _interval_columns(events)
         cols["device_id"] = [a.device if a.device is not None else _int(e.pid) for a, e in zip(args, events)]
         cols["context_id"] = [a.context for a in args]
@@ -163,14 +164,15 @@ class _Builder:
             cols["sync_type"] = [SYNC_KIND.get(str(a.cuda_sync_kind).lower(), "unknown") for a in args]
             cols["event_id"] = [a.event_id for a in args]
             del cols["name"]
-        cols["args_json"] = raw_text.texts([e.args for e in events])
+        cols["args_json"] = args_text.column()
         return pa.table(cols)
 
     def api_calls(self) -> pa.Table | None:
         events = self.by_table.pop("api_calls", [])
         if not events:
             return None
-        args = A.decode_all(A.GpuArgs, events)
+        args_text = JoinedTexts([e.args for e in events])
+        args = A.decode_all(A.GpuArgs, args_text)
         cols: dict[str, Any] = _interval_columns(events)
         cols["pid"] = _ints(e.pid for e in events)
         cols["tid"] = _ints(e.tid for e in events)
@@ -179,14 +181,15 @@ class _Builder:
         cols["name"] = [_str_or_none(e.name) for e in events]
         cols["api"] = ["driver" if str(e.cat).lower().endswith("driver") else "runtime" for e in events]
         cols["cbid"] = [a.cbid for a in args]
-        cols["args_json"] = raw_text.texts([e.args for e in events])
+        cols["args_json"] = args_text.column()
         return pa.table(cols)
 
     def cpu_ops(self) -> pa.Table | None:
         events = self.by_table.pop("cpu_ops", [])
         if not events:
             return None
-        args = A.decode_all(A.CpuOpArgs, events)
+        args_text = JoinedTexts([e.args for e in events])
+        args = A.decode_all(A.CpuOpArgs, args_text)
         cols: dict[str, Any] = {"op_id": list(range(len(events)))}
         cols.update(_interval_columns(events))
         cols["pid"] = _ints(e.pid for e in events)
@@ -197,14 +200,15 @@ class _Builder:
         cols["fwd_thread_id"] = [a.fwd_thread_id for a in args]
         cols["call_stack"] = [a.call_stack or None for a in args]
         cols["flops"] = [a.flops for a in args]
-        cols["args_json"] = raw_text.texts([e.args for e in events])
+        cols["args_json"] = args_text.column()
         return pa.table(cols)
 
     def annotations(self) -> pa.Table | None:
         events = self.by_table.pop("annotations", [])
         if not events:
             return None
-        args = A.decode_all(A.AnnotationArgs, events)
+        args_text = JoinedTexts([e.args for e in events])
+        args = A.decode_all(A.AnnotationArgs, args_text)
         cols: dict[str, Any] = {"annotation_id": list(range(len(events)))}
         cols.update(_interval_columns(events))
         is_gpu = [str(e.cat).lower() == "gpu_user_annotation" for e in events]
@@ -218,14 +222,14 @@ class _Builder:
         cols["parent_id"], cols["depth"] = parent_and_depth(
             lanes, cols["start_ns"].to_pylist(), cols["end_ns"].to_pylist(), cols["annotation_id"]
         )
-        cols["args_json"] = raw_text.texts([e.args for e in events])
+        cols["args_json"] = args_text.column()
         return pa.table(cols)
 
     def python_frames(self) -> pa.Table | None:
         events = self.by_table.pop("python_frames", [])
         if not events:
             return None
-        args = A.decode_all(A.PythonArgs, events)
+        args = A.decode_all(A.PythonArgs, JoinedTexts([e.args for e in events]))
         names = pl.Series("name", [_str_or_none(e.name) for e in events], pl.String)
         parsed = parse_python_frames(names)
         cols: dict[str, Any] = {
@@ -251,7 +255,7 @@ class _Builder:
                 "side": [ends[e.ph] for e in flow_events],
                 "kind": [_str_or_none(e.cat) for e in flow_events],
                 "flow_id": _ints(e.id for e in flow_events),
-                "ts_ns": raw_us_to_ns([e.ts for e in flow_events]),
+                "ts_ns": us_to_ns([e.ts for e in flow_events]),
                 "pid": _ints(e.pid for e in flow_events),
                 "tid": _ints(e.tid for e in flow_events),
             },
@@ -271,11 +275,11 @@ class _Builder:
         events, self.memory_events = self.memory_events, []
         if not events:
             return None
-        args = A.decode_all(A.MemoryArgs, events)
+        args = A.decode_all(A.MemoryArgs, JoinedTexts([e.args for e in events]))
         device_type = {0: "cpu", 1: "cuda"}
         return pa.table(
             {
-                "ts_ns": raw_us_to_ns([e.ts for e in events]),
+                "ts_ns": us_to_ns([e.ts for e in events]),
                 "pid": _ints(e.pid for e in events),
                 "tid": _ints(e.tid for e in events),
                 "device_type": [device_type.get(a.device_type, None if a.device_type is None else str(a.device_type))
@@ -297,12 +301,12 @@ class _Builder:
                 continue
             if isinstance(values, dict):
                 for series, value in values.items():
-                    rows.append((bytes(e.ts) or None, _int(e.pid), f"{e.name}.{series}", _float(value)))
+                    rows.append((e.ts, _int(e.pid), f"{e.name}.{series}", _float(value)))
         if not rows:
             return None
         return pa.table(
             {
-                "ts_ns": us_text_to_ns([r[0] for r in rows]),
+                "ts_ns": us_to_ns([r[0] for r in rows]),
                 "pid": [r[1] for r in rows],
                 "name": [r[2] for r in rows],
                 "value": [r[3] for r in rows],

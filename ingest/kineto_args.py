@@ -1,7 +1,7 @@
 """Typed views of Kineto `args` objects, one per event family, decoded in one batch per table.
 
-Fast path: the raw `args` texts of a table are joined into one JSON array and decoded with a
-typed struct in a single msgspec call (no per-event call overhead). If any value has an
+Fast path: the raw `args` texts of a table, joined into one buffer (raw_text.JoinedTexts), are
+decoded with a typed struct in a single msgspec call (no per-event call overhead). If any value has an
 unexpected shape (a string where an int belongs, say), the table falls back to a lenient
 per-event decode whose values are coerced (non-numbers become NULL). Unknown keys are skipped
 here and kept verbatim in args_json.
@@ -14,6 +14,8 @@ from typing import Any, get_args
 
 import msgspec
 from msgspec import Raw, field
+
+from .raw_text import JoinedTexts
 
 _EMPTY = Raw(b"")
 Int = int | None
@@ -141,17 +143,22 @@ _BATCH: dict[type, msgspec.json.Decoder] = {}
 _LENIENT: dict[type, _Lenient] = {}
 
 
-def decode_all(struct_type: type, events: list) -> list:
+def decode_all(struct_type: type, texts: JoinedTexts) -> list:
     """Decode every event's args with `struct_type`; missing or malformed args give the defaults."""
     decoder = _BATCH.get(struct_type)
     if decoder is None:
-        decoder = _BATCH[struct_type] = msgspec.json.Decoder(list[struct_type])
-    joined = b"[" + b",".join([e.args or b"{}" for e in events]) + b"]"
+        decoder = _BATCH[struct_type] = msgspec.json.Decoder(struct_type)
     try:
-        return decoder.decode(joined)
+        decoded = decoder.decode_lines(texts.data)
     except msgspec.DecodeError:
-        pass
+        decoded = None
+    if decoded is not None and len(decoded) == len(texts.raws):
+        return decoded
+    if decoded is not None and len(decoded) == sum(1 for raw in texts.raws if raw):
+        # some events have no args (an empty text adds nothing to the buffer)
+        found, default = iter(decoded), struct_type()
+        return [next(found) if raw else default for raw in texts.raws]
     lenient = _LENIENT.get(struct_type)
     if lenient is None:
         lenient = _LENIENT[struct_type] = _Lenient(struct_type)
-    return [lenient.decode(e.args) if e.args else struct_type() for e in events]
+    return [lenient.decode(raw) if raw else struct_type() for raw in texts.raws]
