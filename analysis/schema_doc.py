@@ -22,7 +22,8 @@ NULL there. Missing values are always NULL, never a fake default.
 - **PyTorch (Kineto)**: `ts`/`dur` are microseconds written with a nanosecond fraction. tracelake
   converts the number's *text* exactly (`1719853884123456.789` µs -> `1719853884123456789` ns;
   more than three fraction digits are rounded half-to-even), never through a float, which would
-  shift absolute timestamps by tens of ns. Traces with `baseTimeNanoseconds` (Kineto since 2024)
+  shift absolute timestamps by tens of ns (a number written as a JSON string is read the same way;
+  anything else is NULL). Traces with `baseTimeNanoseconds` (Kineto since 2024)
   have relative timestamps: the trace clock is Kineto's relative one and
   `clock_offset_ns = baseTimeNanoseconds`. Older traces carry absolute epoch µs: then
   `clock_offset_ns = 0`.

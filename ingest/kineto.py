@@ -10,28 +10,20 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
-from typing import Any
+from functools import partial
 
 import msgspec
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import kineto_args as A
+from . import kineto_rows as rows
 from .errors import TraceError
-from .exact_time import us_to_ns
-from .identity import content_sha256, make_trace_id
+from .identity import make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
-from .kineto_decode import Event, decode
-from .names import (
-    MEMCPY_OPERATION_BY_CODE,
-    kernel_short_name,
-    parse_memcpy_name,
-    parse_memset_kind,
-    parse_python_frames,
-)
+from .kineto_decode import ChunkFailed, DecodedTrace, Event, decode
+from .kineto_rows import _int, _str_or_none
 from .nesting import parent_and_depth
-from .raw_text import JoinedTexts
 
 # Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables.
 CATEGORY_TABLE = {
@@ -46,288 +38,123 @@ CATEGORY_TABLE = {
     "python_function": "python_frames",
     "cuda_sync": "synchronizations",
 }
-SYNC_KIND = {
-    "event_sync": "event_sync", "event sync": "event_sync", "stream_wait_event": "stream_wait",
-    "stream wait event": "stream_wait", "stream_sync": "stream_sync", "stream sync": "stream_sync",
-    "context_sync": "context_sync", "context sync": "context_sync",
+# Row builders of the tables that are built chunk by chunk.
+_ROWS = {
+    "kernels": partial(rows.gpu_rows, "kernels"),
+    "memcpy": partial(rows.gpu_rows, "memcpy"),
+    "memset": partial(rows.gpu_rows, "memset"),
+    "synchronizations": partial(rows.gpu_rows, "synchronizations"),
+    "api_calls": rows.api_call_rows,
+    "cpu_ops": rows.cpu_op_rows,
+    "annotations": rows.annotation_rows,
+    "python_frames": rows.python_frame_rows,
+    "flow_ends": rows.flow_end_rows,
+    "memory_events": rows.memory_rows,
+    "counters": rows.counter_rows,
 }
-_int, _float = A.to_int, A.to_float
 
 
-def _ints(values) -> pa.Array:
-    """pid/tid/id fields of events: ints, or strings like "stream 7" / "3340707648"."""
-    values = list(values)
-    try:
-        return pa.array(values, type=pa.int64())
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-        return pa.array([v if type(v) is int else _int(v) for v in values], type=pa.int64())
+class _Tables:
+    """The rows of one Kineto trace, added a decoded chunk of events at a time."""
+
+    def __init__(self):
+        self.parts: dict[str, list[pa.Table]] = defaultdict(list)
+        self.events_read = 0
+        self.process_names: dict[int, str] = {}
+        self.thread_names: dict[tuple[int, int], str] = {}
+
+    def add(self, events: list[Event]) -> None:
+        self.events_read += len(events)
+        routed = _route(events)
+        events.clear()  # the routed lists hold them now, and free them table by table
+        rows.add_names(routed.pop("meta", []), self.process_names, self.thread_names)
+        for name in list(routed):
+            part = _ROWS[name](routed.pop(name))
+            if part is not None:
+                self.parts[name].append(part)
+
+    def take(self, name: str) -> pa.Table | None:
+        """All chunks' rows of a table (None when it has none)."""
+        parts = self.parts.pop(name, [])
+        if not parts:
+            return None
+        return parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="permissive")
 
 
-def _interval_columns(events: list[Event]) -> dict[str, pa.Array]:
-    start = us_to_ns([e.ts for e in events])
-    duration = us_to_ns([e.dur for e in events])
-    frame = pl.DataFrame({"start_ns": start, "duration_ns": duration})
-    frame = frame.with_columns(end_ns=pl.col("start_ns") + pl.col("duration_ns"))
-    return {c: frame[c].to_arrow() for c in ("start_ns", "end_ns", "duration_ns")}
+def _route(events: list[Event]) -> dict[str, list[Event]]:
+    """Events by destination ('meta' for process/thread names), one dict lookup per event on (ph, cat)."""
+    routed: dict[str, list[Event]] = defaultdict(list)
+    sinks: dict = {}
+    for e in events:
+        key = (e.ph, e.cat)
+        sink = sinks.get(key)
+        if sink is None:
+            try:
+                sinks[key] = sink = _sink(routed, *key)
+            except TypeError:  # unhashable cat (a list or dict): not an event we keep
+                continue
+        if sink is not None:
+            sink(e)
+    return routed
 
 
-def _str_or_none(x: Any) -> str | None:
-    return x if isinstance(x, str) else (None if x is None else str(x))
+def _sink(routed, ph, cat):
+    if ph == "X":
+        table = CATEGORY_TABLE.get(cat.lower()) if isinstance(cat, str) else None
+        return routed[table].append if table else None
+    if ph in ("s", "f"):
+        return routed["flow_ends"].append
+    if ph in ("i", "I"):
+        memory = routed["memory_events"]
+        return lambda e: memory.append(e) if e.name == "[memory]" else None
+    if ph == "M":
+        return routed["meta"].append
+    if ph == "C":
+        return routed["counters"].append
+    return None
 
 
-class _Builder:
-    """Accumulates the tables of one Kineto trace."""
+def _read_chunks(decoded: DecodedTrace) -> _Tables:
+    t = _Tables()
+    for events in decoded.chunks:
+        t.add(events)
+    return t
 
-    def __init__(self, decoded):
-        self.warnings = list(decoded.warnings)
-        self.is_truncated = decoded.is_truncated
-        self.by_table: dict[str, list[Event]] = defaultdict(list)
-        self.flow_events: list[Event] = []
-        self.memory_events: list[Event] = []
-        self.counter_events: list[Event] = []
-        self.meta_events: list[Event] = []
 
-    # -- routing -------------------------------------------------------------------------------
-    def route(self, events: list[Event]) -> None:
-        """Sort events into per-table lists, with one dict lookup per event on (ph, cat)."""
-        sinks: dict = {}
-        for e in events:
-            key = (e.ph, e.cat)
-            sink = sinks.get(key)
-            if sink is None:
-                try:
-                    sink = sinks[key] = self._sink(*key)
-                except TypeError:  # unhashable cat (a list or dict): not an event we keep
-                    continue
-            if sink is not None:
-                sink(e)
-
-    def _sink(self, ph, cat):
-        if ph == "X":
-            table = CATEGORY_TABLE.get(cat.lower()) if isinstance(cat, str) else None
-            return self.by_table[table].append if table else None
-        if ph in ("s", "f"):
-            return self.flow_events.append
-        if ph in ("i", "I"):
-            return self._instant
-        if ph == "M":
-            return self.meta_events.append
-        if ph == "C":
-            return self.counter_events.append
+def _with_row_ids(table: pa.Table | None, column: str) -> pa.Table | None:
+    if table is None:
         return None
+    return table.add_column(0, column, pa.array(range(table.num_rows), pa.int64()))
 
-    def _instant(self, e: Event) -> None:
-        if e.name == "[memory]":
-            self.memory_events.append(e)
 
-    # -- tables --------------------------------------------------------------------------------
-    def gpu_table(self, name: str) -> pa.Table | None:
-        events = self.by_table.pop(name, [])  # built once; its events are freed as we go
-        if not events:
-            return None
-        args_text = JoinedTexts([e.args for e in events])
-        args = A.decode_all(A.GpuArgs, args_text)
-        cols: dict[str, Any] = _interval_columns(events)
-        cols["device_id"] = [a.device if a.device is not None else _int(e.pid) for a, e in zip(args, events)]
-        cols["context_id"] = [a.context for a in args]
-        cols["stream_id"] = [a.stream if a.stream is not None else _int(e.tid) for a, e in zip(args, events)]
-        cols["correlation_id"] = [a.correlation for a in args]
-        cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
-        names = [_str_or_none(e.name) for e in events]
-        cols["name"] = names
-        if name == "kernels":
-            cols["short_name"] = [kernel_short_name(n) for n in names]
-            grids = [a.grid if isinstance(a.grid, list) and len(a.grid) == 3 else (None, None, None) for a in args]
-            blocks = [a.block if isinstance(a.block, list) and len(a.block) == 3 else (None, None, None) for a in args]
-            for i, axis in enumerate("xyz"):
-                cols[f"grid_{axis}"] = [g[i] for g in grids]
-                cols[f"block_{axis}"] = [b[i] for b in blocks]
-            cols["registers_per_thread"] = [a.registers_per_thread for a in args]
-            cols["shared_memory_bytes"] = [a.shared_memory for a in args]
-            cols["blocks_per_sm"] = [a.blocks_per_sm for a in args]
-            cols["warps_per_sm"] = [a.warps_per_sm for a in args]
-            cols["est_achieved_occupancy_pct"] = [a.occupancy for a in args]
-            cols["graph_id"] = [a.graph_id for a in args]
-            cols["graph_node_id"] = [a.graph_node_id for a in args]
-            cols["collective_name"] = [a.collective_name for a in args]
-        elif name == "memcpy":
-            parsed = [parse_memcpy_name(n) for n in names]
-            cols["copy_kind"] = [p[0] for p in parsed]
-            cols["operation"] = [MEMCPY_OPERATION_BY_CODE.get(p[0]) for p in parsed]
-            cols["src_kind"] = [p[1] for p in parsed]
-            cols["dst_kind"] = [p[2] for p in parsed]
-            cols["bytes"] = [a.bytes for a in args]
-        elif name == "memset":
-            cols["mem_kind"] = [parse_memset_kind(n) for n in names]
-            cols["bytes"] = [a.bytes for a in args]
-        elif name == "synchronizations":
-            cols["sync_type"] = [SYNC_KIND.get(str(a.cuda_sync_kind).lower(), "unknown") for a in args]
-            cols["event_id"] = [a.event_id for a in args]
-            del cols["name"]
-        cols["args_json"] = args_text.column()
-        return pa.table(cols)
+def _nest_annotations(table: pa.Table | None) -> pa.Table | None:
+    """annotation_id, and parent_id/depth: the innermost enclosing range on the same lane."""
+    table = _with_row_ids(table, "annotation_id")
+    if table is None:
+        return None
+    lanes = list(zip(table.column("pid").to_pylist(), table.column("tid").to_pylist(),
+                     table.column("is_gpu").to_pylist()))
+    parent, depth = parent_and_depth(lanes, table.column("start_ns").to_pylist(),
+                                     table.column("end_ns").to_pylist(), table.column("annotation_id").to_pylist())
+    return table.append_column("parent_id", pa.array(parent, pa.int64())).append_column(
+        "depth", pa.array(depth, pa.int32()))
 
-    def api_calls(self) -> pa.Table | None:
-        events = self.by_table.pop("api_calls", [])
-        if not events:
-            return None
-        args_text = JoinedTexts([e.args for e in events])
-        args = A.decode_all(A.GpuArgs, args_text)
-        cols: dict[str, Any] = _interval_columns(events)
-        cols["pid"] = _ints(e.pid for e in events)
-        cols["tid"] = _ints(e.tid for e in events)
-        cols["correlation_id"] = [a.correlation for a in args]
-        cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
-        cols["name"] = [_str_or_none(e.name) for e in events]
-        cols["api"] = ["driver" if str(e.cat).lower().endswith("driver") else "runtime" for e in events]
-        cols["cbid"] = [a.cbid for a in args]
-        cols["args_json"] = args_text.column()
-        return pa.table(cols)
 
-    def cpu_ops(self) -> pa.Table | None:
-        events = self.by_table.pop("cpu_ops", [])
-        if not events:
-            return None
-        args_text = JoinedTexts([e.args for e in events])
-        args = A.decode_all(A.CpuOpArgs, args_text)
-        cols: dict[str, Any] = {"op_id": list(range(len(events)))}
-        cols.update(_interval_columns(events))
-        cols["pid"] = _ints(e.pid for e in events)
-        cols["tid"] = _ints(e.tid for e in events)
-        cols["name"] = [_str_or_none(e.name) for e in events]
-        cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
-        cols["sequence_number"] = [a.sequence_number for a in args]
-        cols["fwd_thread_id"] = [a.fwd_thread_id for a in args]
-        cols["call_stack"] = [a.call_stack or None for a in args]
-        cols["flops"] = [a.flops for a in args]
-        cols["args_json"] = args_text.column()
-        return pa.table(cols)
-
-    def annotations(self) -> pa.Table | None:
-        events = self.by_table.pop("annotations", [])
-        if not events:
-            return None
-        args_text = JoinedTexts([e.args for e in events])
-        args = A.decode_all(A.AnnotationArgs, args_text)
-        cols: dict[str, Any] = {"annotation_id": list(range(len(events)))}
-        cols.update(_interval_columns(events))
-        is_gpu = [str(e.cat).lower() == "gpu_user_annotation" for e in events]
-        cols["pid"] = _ints(e.pid for e in events)
-        cols["tid"] = _ints(e.tid for e in events)
-        cols["name"] = [_str_or_none(e.name) for e in events]
-        cols["kind"] = ["gpu_user_annotation" if g else "user_annotation" for g in is_gpu]
-        cols["is_gpu"] = is_gpu
-        cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
-        lanes = list(zip(cols["pid"].to_pylist(), cols["tid"].to_pylist(), is_gpu))
-        cols["parent_id"], cols["depth"] = parent_and_depth(
-            lanes, cols["start_ns"].to_pylist(), cols["end_ns"].to_pylist(), cols["annotation_id"]
-        )
-        cols["args_json"] = args_text.column()
-        return pa.table(cols)
-
-    def python_frames(self) -> pa.Table | None:
-        events = self.by_table.pop("python_frames", [])
-        if not events:
-            return None
-        args = A.decode_all(A.PythonArgs, JoinedTexts([e.args for e in events]))
-        names = pl.Series("name", [_str_or_none(e.name) for e in events], pl.String)
-        parsed = parse_python_frames(names)
-        cols: dict[str, Any] = {
-            "frame_id": [a.python_id for a in args],
-            "parent_frame_id": [a.python_parent_id for a in args],
-        }
-        cols.update(_interval_columns(events))
-        cols["pid"] = _ints(e.pid for e in events)
-        cols["tid"] = _ints(e.tid for e in events)
-        cols["name"] = names.to_arrow()
-        for column in ("file", "line", "function", "frame_kind"):
-            cols[column] = parsed[column].to_arrow()
-        cols["module_id"] = [a.python_module_id for a in args]
-        return pa.table(cols)
-
-    def flows(self) -> pa.Table | None:
-        flow_events, self.flow_events = self.flow_events, []
-        if not flow_events:
-            return None
-        ends = {"s": "start", "f": "end"}
-        frame = pl.DataFrame(
-            {
-                "side": [ends[e.ph] for e in flow_events],
-                "kind": [_str_or_none(e.cat) for e in flow_events],
-                "flow_id": _ints(e.id for e in flow_events),
-                "ts_ns": us_to_ns([e.ts for e in flow_events]),
-                "pid": _ints(e.pid for e in flow_events),
-                "tid": _ints(e.tid for e in flow_events),
-            },
-            schema_overrides={"flow_id": pl.Int64, "pid": pl.Int64, "tid": pl.Int64},
-        )
-        side = {
-            s: frame.filter(pl.col("side") == s)
-            .unique(["kind", "flow_id"], keep="first", maintain_order=True)
-            .select("kind", "flow_id", pl.col("ts_ns").alias(f"{s}_ts_ns"), pl.col("pid").alias(f"{s}_pid"),
-                    pl.col("tid").alias(f"{s}_tid"))
-            for s in ("start", "end")
-        }
-        joined = side["start"].join(side["end"], on=["kind", "flow_id"], how="full", coalesce=True, nulls_equal=True)
-        return joined.to_arrow()
-
-    def memory(self) -> pa.Table | None:
-        events, self.memory_events = self.memory_events, []
-        if not events:
-            return None
-        args = A.decode_all(A.MemoryArgs, JoinedTexts([e.args for e in events]))
-        device_type = {0: "cpu", 1: "cuda"}
-        return pa.table(
-            {
-                "ts_ns": us_to_ns([e.ts for e in events]),
-                "pid": _ints(e.pid for e in events),
-                "tid": _ints(e.tid for e in events),
-                "device_type": [device_type.get(a.device_type, None if a.device_type is None else str(a.device_type))
-                                for a in args],
-                "device_id": [a.device_id for a in args],
-                "address": [a.addr for a in args],
-                "bytes": [a.bytes for a in args],
-                "total_allocated_bytes": [a.total_allocated for a in args],
-                "total_reserved_bytes": [a.total_reserved for a in args],
-            }
-        )
-
-    def counters(self) -> pa.Table | None:
-        rows = []
-        for e in self.counter_events:
-            try:
-                values = msgspec.json.decode(bytes(e.args)) if bytes(e.args) else {}
-            except msgspec.DecodeError:
-                continue
-            if isinstance(values, dict):
-                for series, value in values.items():
-                    rows.append((e.ts, _int(e.pid), f"{e.name}.{series}", _float(value)))
-        if not rows:
-            return None
-        return pa.table(
-            {
-                "ts_ns": us_to_ns([r[0] for r in rows]),
-                "pid": [r[1] for r in rows],
-                "name": [r[2] for r in rows],
-                "value": [r[3] for r in rows],
-            }
-        )
-
-    def names(self) -> tuple[dict[int, str], dict[tuple[int, int], str]]:
-        processes, threads = {}, {}
-        for e in self.meta_events:
-            try:
-                value = msgspec.json.decode(bytes(e.args)).get("name") if bytes(e.args) else None
-            except (msgspec.DecodeError, AttributeError):
-                value = None
-            pid, tid = _int(e.pid), _int(e.tid)
-            if not isinstance(value, str) or pid is None:
-                continue
-            if e.name == "process_name":
-                processes[pid] = value
-            elif e.name == "thread_name" and tid is not None:
-                threads[(pid, tid)] = value
-        return processes, threads
+def _pair_flows(ends: pa.Table | None) -> pa.Table | None:
+    """One row per (kind, flow_id): the first start and the first end event of the flow."""
+    if ends is None:
+        return None
+    frame = pl.from_arrow(ends).cast({"flow_id": pl.Int64, "pid": pl.Int64, "tid": pl.Int64})
+    side = {
+        s: frame.filter(pl.col("side") == s)
+        .unique(["kind", "flow_id"], keep="first", maintain_order=True)
+        .select("kind", "flow_id", pl.col("ts_ns").alias(f"{s}_ts_ns"), pl.col("pid").alias(f"{s}_pid"),
+                pl.col("tid").alias(f"{s}_tid"))
+        for s in ("start", "end")
+    }
+    joined = side["start"].join(side["end"], on=["kind", "flow_id"], how="full", coalesce=True, nulls_equal=True,
+                                   maintain_order="left_right")
+    return joined.to_arrow()
 
 
 def _attach_launcher(table: pa.Table | None, api: pa.Table | None, single_pid: int | None) -> pa.Table | None:
@@ -369,33 +196,35 @@ def _devices(metadata: dict, vendor: str) -> pa.Table | None:
 
 
 def ingest_kineto(path: str) -> IngestResult:
-    decoded = decode(path)
-    if not decoded.events:
+    try:
+        decoded = decode(path)
+        t = _read_chunks(decoded)
+    except ChunkFailed:  # a chunk cut was wrong or the JSON is damaged: decode the file whole
+        decoded = decode(path, chunked=False)
+        t = _read_chunks(decoded)
+    if not t.events_read:
         raise TraceError(path, "no trace events in the file")
-    b = _Builder(decoded)
-    b.route(decoded.events)
-    decoded.events = []  # the per-table lists hold them now, and free them table by table
     md = decoded.metadata
 
-    api = b.api_calls()
-    cpu_pids = {p for p in (api.column("pid").to_pylist() if api is not None else []) if p is not None}
-    ops = b.cpu_ops()
+    api = t.take("api_calls")
+    cpu_pids = {p for p in (pc.unique(api.column("pid")).to_pylist() if api is not None else []) if p is not None}
+    ops = _with_row_ids(t.take("cpu_ops"), "op_id")
     if ops is not None:
-        cpu_pids.update(p for p in pl.from_arrow(ops.column("pid")).unique().to_list() if p is not None)
+        cpu_pids.update(p for p in pc.unique(ops.column("pid")).to_pylist() if p is not None)
     single_pid = next(iter(cpu_pids)) if len(cpu_pids) == 1 else None
 
     tables: dict[str, pa.Table | None] = {
-        "kernels": _attach_launcher(b.gpu_table("kernels"), api, single_pid),
-        "memcpy": _attach_launcher(b.gpu_table("memcpy"), api, single_pid),
-        "memset": _attach_launcher(b.gpu_table("memset"), api, single_pid),
-        "synchronizations": b.gpu_table("synchronizations"),
+        "kernels": _attach_launcher(t.take("kernels"), api, single_pid),
+        "memcpy": _attach_launcher(t.take("memcpy"), api, single_pid),
+        "memset": _attach_launcher(t.take("memset"), api, single_pid),
+        "synchronizations": t.take("synchronizations"),
         "api_calls": api,
         "cpu_ops": ops,
-        "annotations": b.annotations(),
-        "python_frames": b.python_frames(),
-        "flows": b.flows(),
-        "memory_events": b.memory(),
-        "counters": b.counters(),
+        "annotations": _nest_annotations(t.take("annotations")),
+        "python_frames": t.take("python_frames"),
+        "flows": _pair_flows(t.take("flow_ends")),
+        "memory_events": t.take("memory_events"),
+        "counters": t.take("counters"),
     }
     dist = md.get("distributedInfo") if isinstance(md.get("distributedInfo"), dict) else {}
     rank = _int(dist.get("rank"))
@@ -405,7 +234,7 @@ def ingest_kineto(path: str) -> IngestResult:
     )
     tables["devices"] = _devices(md, "amd" if is_amd else "nvidia")
 
-    process_names, thread_names = b.names()
+    process_names, thread_names = t.process_names, t.thread_names
     if tables["python_frames"] is not None:
         cpu_pids.update(p for p in pc.unique(tables["python_frames"].column("pid")).to_pylist() if p is not None)
     tables["processes"] = pa.table(
@@ -416,11 +245,11 @@ def ingest_kineto(path: str) -> IngestResult:
         },
         schema=pa.schema([("pid", pa.int64()), ("name", pa.string()), ("rank", pa.int32())]),
     )
-    lanes = set()
-    for t in ("api_calls", "cpu_ops", "python_frames"):
-        if tables[t] is not None:
-            lanes.update(zip(tables[t].column("pid").to_pylist(), tables[t].column("tid").to_pylist()))
-    lanes = sorted(x for x in lanes if x[0] is not None and x[1] is not None)
+    lanes = (
+        pl.concat([pl.from_arrow(tables[t].select(["pid", "tid"])) for t in ("api_calls", "cpu_ops", "python_frames")
+                   if tables[t] is not None] or [pl.DataFrame(schema={"pid": pl.Int64, "tid": pl.Int64})])
+        .drop_nulls().unique().sort("pid", "tid").rows()
+    )
     tables["threads"] = pa.table(
         {"pid": [p for p, _ in lanes], "tid": [t for _, t in lanes], "name": [thread_names.get(x) for x in lanes]},
         schema=pa.schema([("pid", pa.int64()), ("tid", pa.int64()), ("name", pa.string())]),
@@ -440,10 +269,10 @@ def ingest_kineto(path: str) -> IngestResult:
         if n_negative or n_placeholder:
             tables[name] = t.filter(pc.invert(pc.or_kleene(negative, placeholder)).fill_null(True))
         if n_negative:
-            b.warnings.append(f"dropped {n_negative} {name} rows with a negative duration")
+            decoded.warnings.append(f"dropped {n_negative} {name} rows with a negative duration")
         placeholders += n_placeholder
     if placeholders:
-        b.warnings.append(f"dropped {placeholders} events with ts=0 and dur=0 (profiler placeholders)")
+        decoded.warnings.append(f"dropped {placeholders} events with ts=0 and dur=0 (profiler placeholders)")
 
     start_ns, end_ns = trace_span(tables)
     base = _int(md.get("baseTimeNanoseconds"))
@@ -452,8 +281,7 @@ def ingest_kineto(path: str) -> IngestResult:
     else:
         clock_offset = 0 if start_ns is not None and start_ns > 10**18 else None
 
-    raw = decoded.raw_bytes
-    sha = content_sha256(raw)
+    sha = decoded.content_sha256
     trace_id = make_trace_id(path, sha)
     versions = [f"{k}={md[k]}" for k in ("cupti_version", "cuda_runtime_version", "cuda_driver_version",
                                           "roctracer_version", "hip_runtime_version") if k in md]
@@ -472,9 +300,9 @@ def ingest_kineto(path: str) -> IngestResult:
         rank=rank,
         world_size=_int(dist.get("world_size")),
         distributed_backend=_str_or_none(dist.get("backend")),
-        is_truncated=b.is_truncated,
-        warnings=b.warnings,
+        is_truncated=decoded.is_truncated,
+        warnings=decoded.warnings,
         metadata=metadata,
         event_count=event_count(tables),
     )
-    return IngestResult(trace_id, {k: v for k, v in tables.items() if v is not None}, b.warnings)
+    return IngestResult(trace_id, {k: v for k, v in tables.items() if v is not None}, decoded.warnings)

@@ -7,9 +7,14 @@ as its exact text (an int as int), which exact_time converts to integer ns witho
 (2.7x cheaper than keeping them as msgspec.Raw and joining those). `args` stays raw JSON text,
 decoded per category with a typed struct and also kept verbatim as `args_json`.
 
-A top-level object is split around its traceEvents array (found by its key and the last ']')
-so the 89 MB array is parsed once, not skipped over first; if the pieces do not decode, the
-whole object is decoded as one.
+The traceEvents array is decoded in chunks of about CHUNK_BYTES of text, cut between two events,
+and the caller builds each chunk's table rows and frees its events before the next: peak memory
+holds one chunk's Python objects, not the whole trace's (330 vs 492 MiB on the reference trace).
+Cuts are found by searching for '},' + '{' (events are objects); a chunk decodes only if both
+its cuts lie between two top-level events (a cut inside an event leaves it unclosed), so a bad
+guess cannot go unnoticed: ChunkFailed tells the caller to decode the file whole, which is also
+the path for damaged files. The last chunk runs to the end of the file and is parsed together
+with the top-level keys that follow the array.
 
 Truncated files (a killed job's trace) are salvaged: the complete events before the cut are kept
 and the trace is marked truncated. See docs/ingest.md.
@@ -20,6 +25,7 @@ from __future__ import annotations
 import gzip
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +33,7 @@ import msgspec
 from isal import isal_zlib
 
 from .errors import TraceError
+from .identity import content_sha256
 
 
 class Event(msgspec.Struct, gc=False):
@@ -51,13 +58,20 @@ _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _FIRST_NON_SPACE = re.compile(rb"[^ \t\r\n]")
 
 
+CHUNK_BYTES = 8 << 20  # JSON text per decoded chunk of events
+
+
 @dataclass
 class DecodedTrace:
-    events: list[Event]
+    chunks: Iterator[list[Event]]  # the events, a chunk at a time (decoded when reached)
     metadata: dict[str, Any]
-    raw_bytes: bytes = b""
-    warnings: list[str] = field(default_factory=list)
+    content_sha256: str
+    warnings: list[str] = field(default_factory=list)  # chunks add theirs as they are decoded
     is_truncated: bool = False
+
+
+class ChunkFailed(Exception):
+    """A chunk of the events array did not decode: the file must be decoded whole."""
 
 
 def read_bytes(path: str) -> tuple[bytes, bytes, list[str], bool]:
@@ -139,14 +153,27 @@ def _salvage_events(data: bytes) -> tuple[list[Event], int] | None:
     return None
 
 
-def decode(path: str) -> DecodedTrace:
+def decode(path: str, chunked: bool = True) -> DecodedTrace:
+    """The trace's events (in chunks where possible) and top-level metadata.
+
+    A chunked decode may raise ChunkFailed while its chunks are consumed; decode(path,
+    chunked=False) then reads the file whole (and salvages a damaged one).
+    """
     raw, data, warnings, truncated = read_bytes(path)
+    sha = content_sha256(raw)
+    del raw
     m = _FIRST_NON_SPACE.search(data)
     if m is None:
         raise TraceError(path, "file holds only whitespace")
     first = m.group()
     if first not in (b"{", b"["):
         raise TraceError(path, "not a JSON trace (does not start with '{' or '[')")
+    if chunked and not truncated:
+        located = _events_start(data, m.start())
+        if located is not None:
+            start, metadata = located
+            return DecodedTrace(_chunks(path, data, start, first == b"{", metadata, warnings), metadata, sha,
+                                warnings)
     try:
         events, metadata = _decode_document(path, data, first, warnings)
     except UnicodeDecodeError:
@@ -164,7 +191,64 @@ def decode(path: str) -> DecodedTrace:
             f"kept the {len(events)} complete events before it"
         )
         metadata = _salvage_metadata(data) if first == b"{" else {}
-    return DecodedTrace(events, metadata, raw, warnings, truncated)
+    return DecodedTrace(iter([events]), metadata, sha, warnings, truncated)
+
+
+def _chunks(path: str, data: bytes, start: int, in_object: bool, metadata: dict[str, Any],
+            warnings: list[str]) -> Iterator[list[Event]]:
+    """Decode the events array that starts at data[start] a chunk at a time.
+
+    Every chunk but the last is the events between two cuts. The last one runs to the end of
+    the file: for a top-level object it is decoded as '{"traceEvents": [' + the rest, which also
+    yields the keys after the array (added to `metadata`) and finds the array's end by parsing.
+    """
+    view = memoryview(data)
+    begin = start + 1  # after '['
+    for cut in _event_cuts(data, start):
+        text = b"".join((b"[", view[begin:cut], b"]"))
+        yield _decode_chunk(path, text, warnings)
+        begin = cut + 1
+    last = b"".join((b'{"traceEvents":[' if in_object else b"[", view[begin:]))
+    view.release()
+    del view, data  # the file's text is no longer needed
+    if not in_object:
+        yield _decode_chunk(path, last, warnings)
+        return
+    try:
+        top = _top_decoder.decode(last)
+        del last
+        metadata.update(_decode_values({k: v for k, v in top.items() if k != "traceEvents"}))
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        raise ChunkFailed from None
+    yield _decode_chunk(path, top["traceEvents"], warnings)
+
+
+def _decode_chunk(path: str, text, warnings: list[str]) -> list[Event]:
+    try:
+        return _decode_events(path, text, warnings)
+    except (msgspec.DecodeError, TraceError, UnicodeDecodeError):
+        raise ChunkFailed from None
+
+
+def _event_cuts(data: bytes, start: int) -> list[int]:
+    """Offsets of the commas between two events ('}' ws ',' ws '{') about CHUNK_BYTES apart.
+
+    Only a guess (such a comma may sit inside an event's args); _chunks' decode checks it.
+    """
+    cuts, pos, end = [], start + CHUNK_BYTES, len(data)
+    while pos < end:
+        brace = data.find(b"},", pos, end)
+        if brace < 0:
+            break
+        nxt = brace + 2
+        while nxt < end and data[nxt] in _BLANK:
+            nxt += 1
+        if data[nxt : nxt + 1] == b"{":
+            cuts.append(brace + 1)
+            pos = brace + 1 + CHUNK_BYTES
+        else:
+            pos = brace + 2
+    return cuts
 
 
 class _Damaged(Exception):
@@ -177,19 +261,12 @@ def _decode_document(path: str, data: bytes, first: bytes, warnings: list[str]) 
         if first == b"[":
             events = _decode_events(path, data, warnings)
         else:
-            split = _split_at_events(data)
-            if split is not None:
-                try:
-                    events, metadata = _decode_events(path, split[0], warnings), split[1]
-                except (msgspec.DecodeError, TraceError):  # the guessed array end was wrong
-                    split = None
-            if split is None:
-                top = _top_decoder.decode(data)
-                raw_events = top.pop("traceEvents", None)
-                if raw_events is None:
-                    raise TraceError(path, "JSON object without a 'traceEvents' array: not a Chrome trace")
-                events = _decode_events(path, raw_events, warnings)
-                metadata = _decode_values(top)
+            top = _top_decoder.decode(data)
+            raw_events = top.pop("traceEvents", None)
+            if raw_events is None:
+                raise TraceError(path, "JSON object without a 'traceEvents' array: not a Chrome trace")
+            events = _decode_events(path, raw_events, warnings)
+            metadata = _decode_values(top)
     except msgspec.DecodeError as e:
         if "utf-8" in str(e).lower():
             raise UnicodeDecodeError("utf-8", b"", 0, 1, str(e)) from None
@@ -200,41 +277,35 @@ def _decode_document(path: str, data: bytes, first: bytes, warnings: list[str]) 
 _BLANK = b" \t\r\n"
 
 
-def _split_at_events(data: bytes) -> tuple[memoryview, dict[str, Any]] | None:
-    """(traceEvents array text, the other keys decoded) of a top-level object, or None.
+def _events_start(data: bytes, first: int) -> tuple[int, dict[str, Any]] | None:
+    """(offset of the traceEvents array's '[', the top-level keys before it), or None.
 
-    The array runs from the '[' after the first "traceEvents" key to the last ']' of the file;
-    the keys before and after it are decoded as two small objects. The guess is right exactly
-    when all pieces decode (a wrong end would leave trailing text in the array); the caller
-    decodes the array and falls back to the full decode if it does not. None: no such split.
+    A bare array starts at `first`. In an object, the array follows the first "traceEvents" key
+    and the keys before it are decoded as a small object of their own; None if they do not
+    decode (the whole decode then reports the problem).
     """
+    if data[first] == ord("["):
+        return first, {}
     key = data.find(b'"traceEvents"')
     if key < 0:
         return None
-    colon = key + len(b'"traceEvents"')
-    while colon < len(data) and data[colon] in _BLANK:
-        colon += 1
-    if data[colon : colon + 1] != b":":
+    start = _skip_blank(data, key + len(b'"traceEvents"'))
+    if data[start : start + 1] != b":":
         return None
-    start = colon + 1
-    while start < len(data) and data[start] in _BLANK:
-        start += 1
-    end = data.rfind(b"]")
-    if data[start : start + 1] != b"[" or end < start:
-        return None
+    start = _skip_blank(data, start + 1)
     head = data[:key].strip(_BLANK)
-    tail = data[end + 1 :].lstrip(_BLANK)
-    if head != b"{" and not head.endswith(b","):
+    if data[start : start + 1] != b"[" or (head != b"{" and not head.endswith(b",")):
         return None
     try:
-        metadata = _decode_values(_top_decoder.decode(head[:-1] + b"}")) if head != b"{" else {}
-        if tail[:1] == b",":
-            metadata.update(_decode_values(_top_decoder.decode(b"{" + tail[1:])))
-        elif tail.rstrip(_BLANK) != b"}":
-            return None
-    except msgspec.DecodeError:
+        return start, _decode_values(_top_decoder.decode(head[:-1] + b"}")) if head != b"{" else {}
+    except (msgspec.DecodeError, UnicodeDecodeError):
         return None
-    return memoryview(data)[start : end + 1], metadata
+
+
+def _skip_blank(data: bytes, pos: int) -> int:
+    while pos < len(data) and data[pos] in _BLANK:
+        pos += 1
+    return pos
 
 
 def _decode_values(top: dict[str, msgspec.Raw]) -> dict[str, Any]:

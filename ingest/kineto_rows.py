@@ -1,0 +1,241 @@
+"""One chunk of Kineto events -> rows of a unified table (a function per table).
+
+Each function takes the events of one table from one decoded chunk (kineto_decode) and returns
+an Arrow table of their rows. Row ids, nesting and flow pairing need every chunk and are left to
+kineto.ingest_kineto.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import polars as pl
+import pyarrow as pa
+
+from . import kineto_args as A
+from .exact_time import us_to_ns
+from .kineto_decode import Event
+from .names import (
+    MEMCPY_OPERATION_BY_CODE,
+    kernel_short_name,
+    parse_memcpy_name,
+    parse_memset_kind,
+    parse_python_frames,
+)
+from .raw_text import JoinedTexts
+
+SYNC_KIND = {
+    "event_sync": "event_sync", "event sync": "event_sync", "stream_wait_event": "stream_wait",
+    "stream wait event": "stream_wait", "stream_sync": "stream_sync", "stream sync": "stream_sync",
+    "context_sync": "context_sync", "context sync": "context_sync",
+}
+_int, _float = A.to_int, A.to_float
+
+
+def _ints(values: list) -> pa.Array:
+    """pid/tid/id fields of events: ints, or strings like "stream 7" / "3340707648"."""
+    try:
+        return pa.array(values, type=pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+        return pa.array([v if type(v) is int else _int(v) for v in values], type=pa.int64())
+
+
+def _interval_columns(events: list[Event]) -> dict[str, pa.Array]:
+    start = us_to_ns([e.ts for e in events])
+    duration = us_to_ns([e.dur for e in events])
+    frame = pl.DataFrame({"start_ns": start, "duration_ns": duration})
+    frame = frame.with_columns(end_ns=pl.col("start_ns") + pl.col("duration_ns"))
+    return {c: frame[c].to_arrow() for c in ("start_ns", "end_ns", "duration_ns")}
+
+
+def _str_or_none(x: Any) -> str | None:
+    return x if isinstance(x, str) else (None if x is None else str(x))
+
+
+def _strings(values: list) -> pa.Array:
+    """Name-like fields of events: strings (other JSON values are written as text)."""
+    try:
+        return pa.array(values, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array([_str_or_none(v) for v in values], pa.string())
+
+
+def gpu_rows(name: str, events: list[Event]) -> pa.Table:
+    """Rows of kernels, memcpy, memset or synchronizations."""
+    args_text = JoinedTexts([e.args for e in events])
+    args = A.decode_all(A.GpuArgs, args_text)
+    cols: dict[str, Any] = _interval_columns(events)
+    cols["device_id"] = [a.device if a.device is not None else _int(e.pid) for a, e in zip(args, events)]
+    cols["context_id"] = [a.context for a in args]
+    cols["stream_id"] = [a.stream if a.stream is not None else _int(e.tid) for a, e in zip(args, events)]
+    cols["correlation_id"] = [a.correlation for a in args]
+    cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+    names = [_str_or_none(e.name) for e in events]
+    cols["name"] = names
+    if name == "kernels":
+        cols["short_name"] = [kernel_short_name(n) for n in names]
+        grids = [a.grid if isinstance(a.grid, list) and len(a.grid) == 3 else (None, None, None) for a in args]
+        blocks = [a.block if isinstance(a.block, list) and len(a.block) == 3 else (None, None, None) for a in args]
+        for i, axis in enumerate("xyz"):
+            cols[f"grid_{axis}"] = [g[i] for g in grids]
+            cols[f"block_{axis}"] = [b[i] for b in blocks]
+        cols["registers_per_thread"] = [a.registers_per_thread for a in args]
+        cols["shared_memory_bytes"] = [a.shared_memory for a in args]
+        cols["blocks_per_sm"] = [a.blocks_per_sm for a in args]
+        cols["warps_per_sm"] = [a.warps_per_sm for a in args]
+        cols["est_achieved_occupancy_pct"] = [a.occupancy for a in args]
+        cols["graph_id"] = [a.graph_id for a in args]
+        cols["graph_node_id"] = [a.graph_node_id for a in args]
+        cols["collective_name"] = [a.collective_name for a in args]
+    elif name == "memcpy":
+        parsed = [parse_memcpy_name(n) for n in names]
+        cols["copy_kind"] = [p[0] for p in parsed]
+        cols["operation"] = [MEMCPY_OPERATION_BY_CODE.get(p[0]) for p in parsed]
+        cols["src_kind"] = [p[1] for p in parsed]
+        cols["dst_kind"] = [p[2] for p in parsed]
+        cols["bytes"] = [a.bytes for a in args]
+    elif name == "memset":
+        cols["mem_kind"] = [parse_memset_kind(n) for n in names]
+        cols["bytes"] = [a.bytes for a in args]
+    elif name == "synchronizations":
+        cols["sync_type"] = [SYNC_KIND.get(str(a.cuda_sync_kind).lower(), "unknown") for a in args]
+        cols["event_id"] = [a.event_id for a in args]
+        del cols["name"]
+    cols["args_json"] = args_text.column()
+    return pa.table(cols)
+
+def api_call_rows(events: list[Event]) -> pa.Table:
+    args_text = JoinedTexts([e.args for e in events])
+    args = A.decode_all(A.GpuArgs, args_text)
+    cols: dict[str, Any] = _interval_columns(events)
+    cols["pid"] = _ints([e.pid for e in events])
+    cols["tid"] = _ints([e.tid for e in events])
+    cols["correlation_id"] = [a.correlation for a in args]
+    cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+    cols["name"] = _strings([e.name for e in events])
+    cols["api"] = ["driver" if str(e.cat).lower().endswith("driver") else "runtime" for e in events]
+    cols["cbid"] = [a.cbid for a in args]
+    cols["args_json"] = args_text.column()
+    return pa.table(cols)
+
+def cpu_op_rows(events: list[Event]) -> pa.Table:
+    """cpu_ops rows without op_id (numbered once all chunks are in)."""
+    args_text = JoinedTexts([e.args for e in events])
+    args = A.decode_all(A.CpuOpArgs, args_text)
+    cols: dict[str, Any] = _interval_columns(events)
+    cols["pid"] = _ints([e.pid for e in events])
+    cols["tid"] = _ints([e.tid for e in events])
+    cols["name"] = _strings([e.name for e in events])
+    cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+    cols["sequence_number"] = [a.sequence_number for a in args]
+    cols["fwd_thread_id"] = [a.fwd_thread_id for a in args]
+    cols["call_stack"] = [a.call_stack or None for a in args]
+    cols["flops"] = [a.flops for a in args]
+    cols["args_json"] = args_text.column()
+    return pa.table(cols)
+
+def annotation_rows(events: list[Event]) -> pa.Table:
+    """annotations rows without annotation_id and nesting (set once all chunks are in)."""
+    args_text = JoinedTexts([e.args for e in events])
+    args = A.decode_all(A.AnnotationArgs, args_text)
+    cols: dict[str, Any] = _interval_columns(events)
+    is_gpu = [str(e.cat).lower() == "gpu_user_annotation" for e in events]
+    cols["pid"] = _ints([e.pid for e in events])
+    cols["tid"] = _ints([e.tid for e in events])
+    cols["name"] = _strings([e.name for e in events])
+    cols["kind"] = ["gpu_user_annotation" if g else "user_annotation" for g in is_gpu]
+    cols["is_gpu"] = is_gpu
+    cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+    cols["args_json"] = args_text.column()
+    return pa.table(cols)
+
+def python_frame_rows(events: list[Event]) -> pa.Table:
+    args = A.decode_all(A.PythonArgs, JoinedTexts([e.args for e in events]))
+    names = pl.Series("name", _strings([e.name for e in events]))
+    parsed = parse_python_frames(names)
+    cols: dict[str, Any] = {
+        "frame_id": [a.python_id for a in args],
+        "parent_frame_id": [a.python_parent_id for a in args],
+    }
+    cols.update(_interval_columns(events))
+    cols["pid"] = _ints([e.pid for e in events])
+    cols["tid"] = _ints([e.tid for e in events])
+    cols["name"] = names.to_arrow()
+    for column in ("file", "line", "function", "frame_kind"):
+        cols[column] = parsed[column].to_arrow()
+    cols["module_id"] = [a.python_module_id for a in args]
+    return pa.table(cols)
+
+def flow_end_rows(events: list[Event]) -> pa.Table:
+    """One row per flow start ('s') or end ('f') event; kineto.pair_flows joins the two."""
+    ends = {"s": "start", "f": "end"}
+    return pa.table(
+        {
+            "side": [ends[e.ph] for e in events],
+            "kind": _strings([e.cat for e in events]),
+            "flow_id": _ints([e.id for e in events]),
+            "ts_ns": us_to_ns([e.ts for e in events]),
+            "pid": _ints([e.pid for e in events]),
+            "tid": _ints([e.tid for e in events]),
+        }
+    )
+
+
+def memory_rows(events: list[Event]) -> pa.Table:
+    """[memory] instant events: allocator activity."""
+    args = A.decode_all(A.MemoryArgs, JoinedTexts([e.args for e in events]))
+    device_type = {0: "cpu", 1: "cuda"}
+    return pa.table(
+        {
+            "ts_ns": us_to_ns([e.ts for e in events]),
+            "pid": _ints([e.pid for e in events]),
+            "tid": _ints([e.tid for e in events]),
+            "device_type": [device_type.get(a.device_type, None if a.device_type is None else str(a.device_type))
+                            for a in args],
+            "device_id": [a.device_id for a in args],
+            "address": [a.addr for a in args],
+            "bytes": [a.bytes for a in args],
+            "total_allocated_bytes": [a.total_allocated for a in args],
+            "total_reserved_bytes": [a.total_reserved for a in args],
+        }
+    )
+
+def counter_rows(events: list[Event]) -> pa.Table | None:
+    """Counter ('C') events: one row per series of each event's args."""
+    rows = []
+    for e in events:
+        try:
+            values = msgspec.json.decode(bytes(e.args)) if bytes(e.args) else {}
+        except msgspec.DecodeError:
+            continue
+        if isinstance(values, dict):
+            for series, value in values.items():
+                rows.append((e.ts, _int(e.pid), f"{e.name}.{series}", _float(value)))
+    if not rows:
+        return None
+    return pa.table(
+        {
+            "ts_ns": us_to_ns([r[0] for r in rows]),
+            "pid": [r[1] for r in rows],
+            "name": [r[2] for r in rows],
+            "value": [r[3] for r in rows],
+        }
+    )
+
+
+def add_names(events: list[Event], processes: dict[int, str], threads: dict[tuple[int, int], str]) -> None:
+    """Process and thread names from metadata ('M') events."""
+    for e in events:
+        try:
+            value = msgspec.json.decode(bytes(e.args)).get("name") if bytes(e.args) else None
+        except (msgspec.DecodeError, AttributeError):
+            value = None
+        pid, tid = _int(e.pid), _int(e.tid)
+        if not isinstance(value, str) or pid is None:
+            continue
+        if e.name == "process_name":
+            processes[pid] = value
+        elif e.name == "thread_name" and tid is not None:
+            threads[(pid, tid)] = value
+    return processes, threads
