@@ -3,9 +3,10 @@
 Kineto writes `ts`/`dur` as microseconds with a nanosecond fraction ("1719853884123456.789").
 Such an absolute timestamp has 19 significant digits, more than a float64 holds (15-17), so
 parsing it as a float shifts it by tens of ns. We convert from the number's text instead, with
-polars' exact decimal parse at three fraction digits. Anything that parse cannot take exactly
-(more than three fraction digits, blanks) goes through decimal.Decimal and is rounded
-half-to-even to the nanosecond; values outside int64 ns become null.
+an exact decimal parse at three fraction digits (Arrow, then polars). Anything that parse cannot
+take exactly (more than three fraction digits, blanks) goes through decimal.Decimal and is
+rounded half-to-even to the nanosecond; values outside int64 ns become null. Durations, which
+are small, have a float64 fast path that is proven exact where it is used (duration_us_to_ns).
 
 The number text comes from the JSON decoder itself (kineto_decode decodes `ts`/`dur` with
 msgspec's float_hook=str, which hands over the float literal exactly as written).
@@ -17,6 +18,7 @@ from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 
 def _slow_us_text_to_ns(text: str | None) -> int | None:
@@ -37,15 +39,46 @@ def us_to_ns(values: list) -> pa.Array:
 
     A JSON float arrives as its number text (msgspec's float_hook=str), an integer as int;
     None is a missing value and anything else (bools, lists, non-numeric strings) is null.
-    Lists of texts go to Arrow without a Python object made per value.
+    Lists of texts go to Arrow without a Python object made per value. Arrow's decimal parse at
+    three fraction digits takes the common case in one exact pass; it refuses anything it would
+    round (more fraction digits, out of range, blanks), and those lists take the general path.
     """
-    if not values:
-        return pa.array([], pa.int64())
+    text = _texts(values)
     try:
-        text = pa.array(values, pa.string())
+        return pc.multiply(text.cast(_US_DECIMAL), _THOUSAND).cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return _text_series_to_ns(pl.Series(text))
+
+
+def duration_us_to_ns(values: list) -> pa.Array:
+    """us_to_ns for values expected below 2**48 ns (3.2 days), like durations: 2x faster.
+
+    Parsed as float64 (correctly rounded) and scaled by 1000: the result is then within 1/16 ns
+    of the exact value, so where it lies within 1/4 ns of an integer that integer is also the
+    exact value rounded half-to-even. Lists with any value outside those bounds (more than three
+    fraction digits, large values) take us_to_ns.
+    """
+    text = _texts(values)
+    try:
+        scaled = pc.multiply(text.cast(pa.float64()), 1000.0)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return us_to_ns(values)
+    ns = pc.round(scaled)
+    exact = pc.and_(pc.less(pc.abs(pc.subtract(scaled, ns)), 0.25), pc.less(pc.abs(ns), 2.0**48))
+    if pc.all(exact).as_py() is False:
+        return us_to_ns(values)
+    return ns.cast(pa.int64())
+
+
+_US_DECIMAL = pa.decimal128(19, 3)  # µs with ns fraction; 16 integer digits hold epoch µs
+_THOUSAND = pa.scalar(1000, pa.decimal128(4, 0))
+
+
+def _texts(values: list) -> pa.Array:
+    try:
+        return pa.array(values, pa.string())
     except (pa.ArrowTypeError, pa.ArrowInvalid):  # integers (or odd values) among the texts
-        text = pa.array([_as_text(v) for v in values], pa.string())
-    return _text_series_to_ns(pl.Series(text))
+        return pa.array([_as_text(v) for v in values], pa.string())
 
 
 def _as_text(value) -> str | None:

@@ -7,14 +7,15 @@ as its exact text (an int as int), which exact_time converts to integer ns witho
 (2.7x cheaper than keeping them as msgspec.Raw and joining those). `args` stays raw JSON text,
 decoded per category with a typed struct and also kept verbatim as `args_json`.
 
-The traceEvents array is decoded in chunks of about CHUNK_BYTES of text, cut between two events,
-and the caller builds each chunk's table rows and frees its events before the next: peak memory
-holds one chunk's Python objects, not the whole trace's (330 vs 492 MiB on the reference trace).
-Cuts are found by searching for '},' + '{' (events are objects); a chunk decodes only if both
-its cuts lie between two top-level events (a cut inside an event leaves it unclosed), so a bad
-guess cannot go unnoticed: ChunkFailed tells the caller to decode the file whole, which is also
-the path for damaged files. The last chunk runs to the end of the file and is parsed together
-with the top-level keys that follow the array.
+The traceEvents array is decoded in chunks: the file's text arrives in pieces of CHUNK_BYTES
+(kineto_text inflates the next piece on a helper thread meanwhile), each piece is cut after its
+last '},' + '{' (events are objects), and the caller builds each chunk's table rows and frees its
+events before the next. Peak memory holds a piece or two of text and one chunk's Python objects,
+not the whole trace's (255 vs 492 MiB on the reference trace). A chunk decodes only if both its
+cuts lie between two top-level events (a cut inside an event leaves it unclosed), so a bad guess
+cannot go unnoticed: ChunkFailed tells the caller to decode the file whole, which is also the
+path for damaged files. The last chunk runs to the end of the file and is parsed together with
+the top-level keys that follow the array.
 
 Truncated files (a killed job's trace) are salvaged: the complete events before the cut are kept
 and the trace is marked truncated. See docs/ingest.md.
@@ -22,18 +23,16 @@ and the trace is marked truncated. See docs/ingest.md.
 
 from __future__ import annotations
 
-import gzip
 import re
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-from isal import isal_zlib
 
 from .errors import TraceError
 from .identity import content_sha256
+from .kineto_text import GZIP_ERRORS, read_file, text_pieces, whole_text
 
 
 class Event(msgspec.Struct, gc=False):
@@ -58,7 +57,7 @@ _top_decoder = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _FIRST_NON_SPACE = re.compile(rb"[^ \t\r\n]")
 
 
-CHUNK_BYTES = 8 << 20  # JSON text per decoded chunk of events
+CHUNK_BYTES = 4 << 20  # JSON text per decoded chunk of events (peak RSS 319 MiB at 4, 357 at 8)
 
 
 @dataclass
@@ -72,45 +71,6 @@ class DecodedTrace:
 
 class ChunkFailed(Exception):
     """A chunk of the events array did not decode: the file must be decoded whole."""
-
-
-def read_bytes(path: str) -> tuple[bytes, bytes, list[str], bool]:
-    """Returns (file bytes, decompressed bytes, warnings, truncated?)."""
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise TraceError(path, f"cannot read file: {e.strerror or e}") from None
-    if not raw:
-        raise TraceError(path, "empty file")
-    if raw[:2] != b"\x1f\x8b":
-        return raw, raw, [], False
-    try:
-        return raw, _gunzip(raw), [], False
-    except (EOFError, isal_zlib.error, zlib.error, gzip.BadGzipFile, OSError) as e:
-        # Keep what decompresses before the damage; the JSON salvage decides if it is usable.
-        d = zlib.decompressobj(wbits=31)
-        try:
-            data = d.decompress(raw)
-        except zlib.error:
-            data = b""
-        if not data:
-            raise TraceError(path, f"corrupt gzip data ({e})") from None
-        return raw, data, [f"gzip stream damaged or cut short ({e}); kept {len(data)} decompressed bytes"], True
-
-
-def _gunzip(raw: bytes) -> bytes:
-    """Decompress every gzip member with ISA-L (2.7x faster than zlib on the 89 MB reference
-    trace: 0.08 s vs 0.21 s); the CRC and length of each member are checked."""
-    parts = []
-    while True:
-        d = isal_zlib.decompressobj(wbits=31)
-        parts.append(d.decompress(raw))
-        if not d.eof:
-            raise EOFError("compressed data ends before the end-of-stream marker")
-        raw = d.unused_data
-        if raw[:2] != b"\x1f\x8b":  # no further member (trailing zero padding is allowed)
-            return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _decode_events(path: str, raw_events: bytes, warnings: list[str]) -> list[Event]:
@@ -156,11 +116,18 @@ def _salvage_events(data: bytes) -> tuple[list[Event], int] | None:
 def decode(path: str, chunked: bool = True) -> DecodedTrace:
     """The trace's events (in chunks where possible) and top-level metadata.
 
-    A chunked decode may raise ChunkFailed while its chunks are consumed; decode(path,
-    chunked=False) then reads the file whole (and salvages a damaged one).
+    A chunked decode raises ChunkFailed, while its chunks are consumed, at anything unexpected;
+    decode(path, chunked=False) then reads the file whole, says what is wrong with it in a
+    TraceError, or salvages the events of a damaged one.
     """
-    raw, data, warnings, truncated = read_bytes(path)
+    raw = read_file(path)
     sha = content_sha256(raw)
+    if chunked:
+        metadata: dict[str, Any] = {}
+        warnings: list[str] = []
+        chunks = _chunks(path, text_pieces(raw, CHUNK_BYTES), metadata, warnings)
+        return DecodedTrace(chunks, metadata, sha, warnings)
+    data, warnings, truncated = whole_text(path, raw)
     del raw
     m = _FIRST_NON_SPACE.search(data)
     if m is None:
@@ -168,12 +135,6 @@ def decode(path: str, chunked: bool = True) -> DecodedTrace:
     first = m.group()
     if first not in (b"{", b"["):
         raise TraceError(path, "not a JSON trace (does not start with '{' or '[')")
-    if chunked and not truncated:
-        located = _events_start(data, m.start())
-        if located is not None:
-            start, metadata = located
-            return DecodedTrace(_chunks(path, data, start, first == b"{", metadata, warnings), metadata, sha,
-                                warnings)
     try:
         events, metadata = _decode_document(path, data, first, warnings)
     except UnicodeDecodeError:
@@ -194,61 +155,71 @@ def decode(path: str, chunked: bool = True) -> DecodedTrace:
     return DecodedTrace(iter([events]), metadata, sha, warnings, truncated)
 
 
-def _chunks(path: str, data: bytes, start: int, in_object: bool, metadata: dict[str, Any],
+def _chunks(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
             warnings: list[str]) -> Iterator[list[Event]]:
-    """Decode the events array that starts at data[start] a chunk at a time.
-
-    Every chunk but the last is the events between two cuts. The last one runs to the end of
-    the file: for a top-level object it is decoded as '{"traceEvents": [' + the rest, which also
-    yields the keys after the array (added to `metadata`) and finds the array's end by parsing.
-    """
-    view = memoryview(data)
-    begin = start + 1  # after '['
-    for cut in _event_cuts(data, start):
-        text = b"".join((b"[", view[begin:cut], b"]"))
-        yield _decode_chunk(path, text, warnings)
-        begin = cut + 1
-    last = b"".join((b'{"traceEvents":[' if in_object else b"[", view[begin:]))
-    view.release()
-    del view, data  # the file's text is no longer needed
-    if not in_object:
-        yield _decode_chunk(path, last, warnings)
-        return
     try:
-        top = _top_decoder.decode(last)
-        del last
-        metadata.update(_decode_values({k: v for k, v in top.items() if k != "traceEvents"}))
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        raise ChunkFailed from None
-    yield _decode_chunk(path, top["traceEvents"], warnings)
-
-
-def _decode_chunk(path: str, text, warnings: list[str]) -> list[Event]:
-    try:
-        return _decode_events(path, text, warnings)
-    except (msgspec.DecodeError, TraceError, UnicodeDecodeError):
+        yield from _decode_pieces(path, pieces, metadata, warnings)
+    except (msgspec.DecodeError, TraceError, UnicodeDecodeError, _NotChunkable, *GZIP_ERRORS):
         raise ChunkFailed from None
 
 
-def _event_cuts(data: bytes, start: int) -> list[int]:
-    """Offsets of the commas between two events ('}' ws ',' ws '{') about CHUNK_BYTES apart.
+def _decode_pieces(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
+                   warnings: list[str]) -> Iterator[list[Event]]:
+    """The events of the traceEvents array in the text `pieces`, a chunk per piece.
 
-    Only a guess (such a comma may sit inside an event's args); _chunks' decode checks it.
+    A chunk ends at the last cut found in its piece; the text after the cut is carried into the
+    next chunk. The last chunk runs to the end of the file: for a top-level object it is decoded
+    as '{"traceEvents": [' + the rest, which also yields the keys after the array (added to
+    `metadata`) and finds the array's end by parsing.
     """
-    cuts, pos, end = [], start + CHUNK_BYTES, len(data)
-    while pos < end:
-        brace = data.find(b"},", pos, end)
-        if brace < 0:
+    head = b""
+    for piece in pieces:
+        head += piece
+        located = _events_start(head)
+        if located is not None:
             break
-        nxt = brace + 2
-        while nxt < end and data[nxt] in _BLANK:
-            nxt += 1
-        if data[nxt : nxt + 1] == b"{":
-            cuts.append(brace + 1)
-            pos = brace + 1 + CHUNK_BYTES
-        else:
-            pos = brace + 2
-    return cuts
+    else:
+        raise _NotChunkable
+    start, in_object, head_keys = located
+    metadata.update(head_keys)
+    carry = [memoryview(head)[start + 1 :]]  # the text after '['
+    del head
+    for piece in pieces:
+        cut = _last_cut(piece)
+        if cut < 0:
+            carry.append(piece)
+            continue
+        text = b"".join([b"[", *carry, memoryview(piece)[:cut], b"]"])
+        carry = [memoryview(piece)[cut + 1 :]]
+        yield _decode_events(path, text, warnings)
+        del text  # the events' args hold it now
+    last = b"".join([b'{"traceEvents":[' if in_object else b"[", *carry])
+    del carry
+    if not in_object:
+        yield _decode_events(path, last, warnings)
+        return
+    top = _top_decoder.decode(last)
+    del last
+    metadata.update(_decode_values({k: v for k, v in top.items() if k != "traceEvents"}))
+    yield _decode_events(path, top["traceEvents"], warnings)
+
+
+class _NotChunkable(Exception):
+    pass
+
+
+def _last_cut(piece: bytes) -> int:
+    """Offset of the last comma between two events ('}' ws ',' ws '{') in `piece`, or -1.
+
+    Only a guess (such a comma may sit inside an event's args); the chunk's decode checks it.
+    """
+    end = len(piece)
+    while (brace := piece.rfind(b"},", 0, end)) >= 0:
+        nxt = _skip_blank(piece, brace + 2)
+        if piece[nxt : nxt + 1] == b"{":
+            return brace + 1
+        end = brace
+    return -1
 
 
 class _Damaged(Exception):
@@ -277,29 +248,34 @@ def _decode_document(path: str, data: bytes, first: bytes, warnings: list[str]) 
 _BLANK = b" \t\r\n"
 
 
-def _events_start(data: bytes, first: int) -> tuple[int, dict[str, Any]] | None:
-    """(offset of the traceEvents array's '[', the top-level keys before it), or None.
+def _events_start(text: bytes) -> tuple[int, bool, dict[str, Any]] | None:
+    """(offset of the traceEvents array's '[', top-level object?, the keys before the array).
 
-    A bare array starts at `first`. In an object, the array follows the first "traceEvents" key
-    and the keys before it are decoded as a small object of their own; None if they do not
-    decode (the whole decode then reports the problem).
+    None: `text` (the start of the file) is too short to tell. A bare array starts at the first
+    non-blank; in an object the array follows the first "traceEvents" key and the keys before it
+    are decoded as a small object of their own. Raises _NotChunkable for anything else.
     """
-    if data[first] == ord("["):
-        return first, {}
-    key = data.find(b'"traceEvents"')
+    m = _FIRST_NON_SPACE.search(text)
+    if m is None:
+        return None
+    if m.group() == b"[":
+        return m.start(), False, {}
+    if m.group() != b"{":
+        raise _NotChunkable
+    key = text.find(b'"traceEvents"')
     if key < 0:
         return None
-    start = _skip_blank(data, key + len(b'"traceEvents"'))
-    if data[start : start + 1] != b":":
+    colon = _skip_blank(text, key + len(b'"traceEvents"'))
+    start = _skip_blank(text, colon + 1)
+    if start >= len(text):
         return None
-    start = _skip_blank(data, start + 1)
-    head = data[:key].strip(_BLANK)
-    if data[start : start + 1] != b"[" or (head != b"{" and not head.endswith(b",")):
-        return None
-    try:
-        return start, _decode_values(_top_decoder.decode(head[:-1] + b"}")) if head != b"{" else {}
-    except (msgspec.DecodeError, UnicodeDecodeError):
-        return None
+    if text[colon] != ord(":"):
+        raise _NotChunkable
+    head = text[:key].strip(_BLANK)
+    if text[start] != ord("[") or (head != b"{" and not head.endswith(b",")):
+        raise _NotChunkable
+    keys = _decode_values(_top_decoder.decode(head[:-1] + b"}")) if head != b"{" else {}
+    return start, True, keys
 
 
 def _skip_blank(data: bytes, pos: int) -> int:

@@ -12,9 +12,10 @@ from typing import Any
 import msgspec
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from . import kineto_args as A
-from .exact_time import us_to_ns
+from .exact_time import duration_us_to_ns, us_to_ns
 from .kineto_decode import Event
 from .names import (
     MEMCPY_OPERATION_BY_CODE,
@@ -43,10 +44,8 @@ def _ints(values: list) -> pa.Array:
 
 def _interval_columns(events: list[Event]) -> dict[str, pa.Array]:
     start = us_to_ns([e.ts for e in events])
-    duration = us_to_ns([e.dur for e in events])
-    frame = pl.DataFrame({"start_ns": start, "duration_ns": duration})
-    frame = frame.with_columns(end_ns=pl.col("start_ns") + pl.col("duration_ns"))
-    return {c: frame[c].to_arrow() for c in ("start_ns", "end_ns", "duration_ns")}
+    duration = duration_us_to_ns([e.dur for e in events])
+    return {"start_ns": start, "end_ns": pc.add(start, duration), "duration_ns": duration}
 
 
 def _str_or_none(x: Any) -> str | None:
