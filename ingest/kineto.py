@@ -23,6 +23,7 @@ from .identity import make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
 from .kineto_decode import ChunkFailed, DecodedTrace, Event, decode
 from .kineto_rows import _int, _str_or_none
+from .names import parse_python_frames
 from .nesting import parent_and_depth
 
 # Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables.
@@ -115,16 +116,27 @@ def _sink(routed, ph, cat):
 
 
 def _read_chunks(decoded: DecodedTrace) -> _Tables:
-    t = _Tables()
+    parts = _Tables()
     for events in decoded.chunks:
-        t.add(events)
-    return t
+        parts.add(events)
+    return parts
 
 
 def _with_row_ids(table: pa.Table | None, column: str) -> pa.Table | None:
     if table is None:
         return None
     return table.add_column(0, column, pa.array(range(table.num_rows), pa.int64()))
+
+
+def _with_frame_labels(table: pa.Table | None) -> pa.Table | None:
+    """file, line, function and frame_kind parsed from the frames' names (once per trace: the
+    parse is per distinct name, and names repeat across chunks)."""
+    if table is None:
+        return None
+    parsed = parse_python_frames(pl.Series("name", table.column("name")))
+    for column in ("file", "line", "function", "frame_kind"):
+        table = table.append_column(column, parsed[column].to_arrow())
+    return table
 
 
 def _nest_annotations(table: pa.Table | None) -> pa.Table | None:
@@ -144,7 +156,7 @@ def _pair_flows(ends: pa.Table | None) -> pa.Table | None:
     """One row per (kind, flow_id): the first start and the first end event of the flow."""
     if ends is None:
         return None
-    frame = pl.from_arrow(ends).cast({"flow_id": pl.Int64, "pid": pl.Int64, "tid": pl.Int64})
+    frame = pl.from_arrow(ends).lazy().cast({"flow_id": pl.Int64, "pid": pl.Int64, "tid": pl.Int64})
     side = {
         s: frame.filter(pl.col("side") == s)
         .unique(["kind", "flow_id"], keep="first", maintain_order=True)
@@ -153,22 +165,25 @@ def _pair_flows(ends: pa.Table | None) -> pa.Table | None:
         for s in ("start", "end")
     }
     joined = side["start"].join(side["end"], on=["kind", "flow_id"], how="full", coalesce=True, nulls_equal=True,
-                                   maintain_order="left_right")
+                                maintain_order="left_right").collect()
     return joined.to_arrow()
 
 
-def _attach_launcher(table: pa.Table | None, api: pa.Table | None, single_pid: int | None) -> pa.Table | None:
+def _launchers(api: pa.Table | None) -> pl.DataFrame | None:
+    """correlation_id -> pid/tid of the API call with that id (the first one, if repeated)."""
+    if api is None:
+        return None
+    return (pl.from_arrow(api.select(["correlation_id", "pid", "tid"])).drop_nulls("correlation_id")
+            .unique("correlation_id", keep="first"))
+
+
+def _attach_launcher(table: pa.Table | None, launchers: pl.DataFrame | None, single_pid: int | None) -> pa.Table | None:
     """pid/tid of the API call that launched each GPU op (same correlation id)."""
     if table is None:
         return None
     frame = pl.from_arrow(table)
-    if api is not None:
-        launchers = (
-            pl.from_arrow(api.select(["correlation_id", "pid", "tid"]))
-            .drop_nulls("correlation_id")
-            .unique("correlation_id", keep="first")
-        )
-        frame = frame.join(launchers, on="correlation_id", how="left")
+    if launchers is not None:
+        frame = frame.join(launchers, on="correlation_id", how="left", maintain_order="left")
     else:
         frame = frame.with_columns(pid=pl.lit(None, pl.Int64), tid=pl.lit(None, pl.Int64))
     if single_pid is not None:
@@ -198,33 +213,34 @@ def _devices(metadata: dict, vendor: str) -> pa.Table | None:
 def ingest_kineto(path: str) -> IngestResult:
     try:
         decoded = decode(path)
-        t = _read_chunks(decoded)
+        parts = _read_chunks(decoded)
     except ChunkFailed:  # a chunk cut was wrong or the JSON is damaged: decode the file whole
         decoded = decode(path, chunked=False)
-        t = _read_chunks(decoded)
-    if not t.events_read:
+        parts = _read_chunks(decoded)
+    if not parts.events_read:
         raise TraceError(path, "no trace events in the file")
     md = decoded.metadata
 
-    api = t.take("api_calls")
+    api = parts.take("api_calls")
     cpu_pids = {p for p in (pc.unique(api.column("pid")).to_pylist() if api is not None else []) if p is not None}
-    ops = _with_row_ids(t.take("cpu_ops"), "op_id")
+    ops = _with_row_ids(parts.take("cpu_ops"), "op_id")
     if ops is not None:
         cpu_pids.update(p for p in pc.unique(ops.column("pid")).to_pylist() if p is not None)
     single_pid = next(iter(cpu_pids)) if len(cpu_pids) == 1 else None
+    launchers = _launchers(api)
 
     tables: dict[str, pa.Table | None] = {
-        "kernels": _attach_launcher(t.take("kernels"), api, single_pid),
-        "memcpy": _attach_launcher(t.take("memcpy"), api, single_pid),
-        "memset": _attach_launcher(t.take("memset"), api, single_pid),
-        "synchronizations": t.take("synchronizations"),
+        "kernels": _attach_launcher(parts.take("kernels"), launchers, single_pid),
+        "memcpy": _attach_launcher(parts.take("memcpy"), launchers, single_pid),
+        "memset": _attach_launcher(parts.take("memset"), launchers, single_pid),
+        "synchronizations": parts.take("synchronizations"),
         "api_calls": api,
         "cpu_ops": ops,
-        "annotations": _nest_annotations(t.take("annotations")),
-        "python_frames": t.take("python_frames"),
-        "flows": _pair_flows(t.take("flow_ends")),
-        "memory_events": t.take("memory_events"),
-        "counters": t.take("counters"),
+        "annotations": _nest_annotations(parts.take("annotations")),
+        "python_frames": _with_frame_labels(parts.take("python_frames")),
+        "flows": _pair_flows(parts.take("flow_ends")),
+        "memory_events": parts.take("memory_events"),
+        "counters": parts.take("counters"),
     }
     dist = md.get("distributedInfo") if isinstance(md.get("distributedInfo"), dict) else {}
     rank = _int(dist.get("rank"))
@@ -234,7 +250,7 @@ def ingest_kineto(path: str) -> IngestResult:
     )
     tables["devices"] = _devices(md, "amd" if is_amd else "nvidia")
 
-    process_names, thread_names = t.process_names, t.thread_names
+    process_names, thread_names = parts.process_names, parts.thread_names
     if tables["python_frames"] is not None:
         cpu_pids.update(p for p in pc.unique(tables["python_frames"].column("pid")).to_pylist() if p is not None)
     tables["processes"] = pa.table(

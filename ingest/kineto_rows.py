@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -22,7 +21,6 @@ from .names import (
     kernel_short_name,
     parse_memcpy_name,
     parse_memset_kind,
-    parse_python_frames,
 )
 from .raw_text import JoinedTexts
 
@@ -104,6 +102,7 @@ def gpu_rows(name: str, events: list[Event]) -> pa.Table:
     cols["args_json"] = args_text.column()
     return pa.table(cols)
 
+
 def api_call_rows(events: list[Event]) -> pa.Table:
     args_text = JoinedTexts([e.args for e in events])
     args = A.decode_all(A.GpuArgs, args_text)
@@ -117,6 +116,7 @@ def api_call_rows(events: list[Event]) -> pa.Table:
     cols["cbid"] = [a.cbid for a in args]
     cols["args_json"] = args_text.column()
     return pa.table(cols)
+
 
 def cpu_op_rows(events: list[Event]) -> pa.Table:
     """cpu_ops rows without op_id (numbered once all chunks are in)."""
@@ -134,6 +134,7 @@ def cpu_op_rows(events: list[Event]) -> pa.Table:
     cols["args_json"] = args_text.column()
     return pa.table(cols)
 
+
 def annotation_rows(events: list[Event]) -> pa.Table:
     """annotations rows without annotation_id and nesting (set once all chunks are in)."""
     args_text = JoinedTexts([e.args for e in events])
@@ -149,10 +150,10 @@ def annotation_rows(events: list[Event]) -> pa.Table:
     cols["args_json"] = args_text.column()
     return pa.table(cols)
 
+
 def python_frame_rows(events: list[Event]) -> pa.Table:
+    """python_frames rows without the parsed label columns (kineto.with_frame_labels adds them)."""
     args = A.decode_all(A.PythonArgs, JoinedTexts([e.args for e in events]))
-    names = pl.Series("name", _strings([e.name for e in events]))
-    parsed = parse_python_frames(names)
     cols: dict[str, Any] = {
         "frame_id": [a.python_id for a in args],
         "parent_frame_id": [a.python_parent_id for a in args],
@@ -160,11 +161,10 @@ def python_frame_rows(events: list[Event]) -> pa.Table:
     cols.update(_interval_columns(events))
     cols["pid"] = _ints([e.pid for e in events])
     cols["tid"] = _ints([e.tid for e in events])
-    cols["name"] = names.to_arrow()
-    for column in ("file", "line", "function", "frame_kind"):
-        cols[column] = parsed[column].to_arrow()
+    cols["name"] = _strings([e.name for e in events])
     cols["module_id"] = [a.python_module_id for a in args]
     return pa.table(cols)
+
 
 def flow_end_rows(events: list[Event]) -> pa.Table:
     """One row per flow start ('s') or end ('f') event; kineto.pair_flows joins the two."""
@@ -199,6 +199,7 @@ def memory_rows(events: list[Event]) -> pa.Table:
             "total_reserved_bytes": [a.total_reserved for a in args],
         }
     )
+
 
 def counter_rows(events: list[Event]) -> pa.Table | None:
     """Counter ('C') events: one row per series of each event's args."""
