@@ -18,6 +18,7 @@ from isal import isal_zlib
 from .errors import TraceError
 
 GZIP_MAGIC = b"\x1f\x8b"
+INFLATE_AHEAD = True  # False: inflate each piece when it is needed, on the caller's thread
 # What a damaged gzip stream raises (ISA-L, zlib, gzip module).
 GZIP_ERRORS = (EOFError, isal_zlib.error, zlib.error, gzip.BadGzipFile, OSError)
 
@@ -58,6 +59,9 @@ def text_pieces(raw: bytes, piece_bytes: int) -> Iterator[bytes]:
             yield raw[start : start + piece_bytes]
         return
     inflater = _Inflater(raw, piece_bytes)
+    if not INFLATE_AHEAD:
+        yield from inflater.pieces()
+        return
     with ThreadPoolExecutor(1, thread_name_prefix="tracelake-gunzip") as helper:
         ahead = helper.submit(inflater.next_piece)
         while piece := ahead.result():
