@@ -21,8 +21,9 @@ from . import kineto_rows as rows
 from .errors import TraceError
 from .identity import make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
+from .kineto_args import to_int
 from .kineto_decode import ChunkFailed, DecodedTrace, Event, decode
-from .kineto_rows import _int, _str_or_none
+from .kineto_rows import str_or_none
 from .names import parse_python_frames
 from .nesting import parent_and_depth
 
@@ -70,7 +71,8 @@ class _Tables:
         events.clear()  # the routed lists hold them now, and free them table by table
         rows.add_names(routed.pop("meta", []), self.process_names, self.thread_names)
         for name in list(routed):
-            part = _ROWS[name](routed.pop(name))
+            events_of_table = routed.pop(name)
+            part = _ROWS[name](events_of_table) if events_of_table else None
             if part is not None:
                 self.parts[name].append(part)
 
@@ -198,13 +200,13 @@ def _devices(metadata: dict, vendor: str) -> pa.Table | None:
     props = [p for p in props if isinstance(p, dict)]
     return pa.table(
         {
-            "device_id": [_int(p.get("id")) for p in props],
-            "name": [_str_or_none(p.get("name")) for p in props],
+            "device_id": [to_int(p.get("id")) for p in props],
+            "name": [str_or_none(p.get("name")) for p in props],
             "vendor": [vendor] * len(props),
-            "compute_major": [_int(p.get("computeMajor")) for p in props],
-            "compute_minor": [_int(p.get("computeMinor")) for p in props],
-            "sm_count": [_int(p.get("numSms")) for p in props],
-            "total_memory_bytes": [_int(p.get("totalGlobalMem")) for p in props],
+            "compute_major": [to_int(p.get("computeMajor")) for p in props],
+            "compute_minor": [to_int(p.get("computeMinor")) for p in props],
+            "sm_count": [to_int(p.get("numSms")) for p in props],
+            "total_memory_bytes": [to_int(p.get("totalGlobalMem")) for p in props],
             "properties_json": [msgspec.json.encode(p).decode() for p in props],
         }
     )
@@ -243,7 +245,7 @@ def ingest_kineto(path: str) -> IngestResult:
         "counters": parts.take("counters"),
     }
     dist = md.get("distributedInfo") if isinstance(md.get("distributedInfo"), dict) else {}
-    rank = _int(dist.get("rank"))
+    rank = to_int(dist.get("rank"))
     api_names = api.column("name").to_pylist()[:2000] if api is not None else []
     is_amd = "roctracer_version" in md or "hip_runtime_version" in md or any(
         n and n.startswith("hip") for n in api_names
@@ -291,7 +293,7 @@ def ingest_kineto(path: str) -> IngestResult:
         decoded.warnings.append(f"dropped {placeholders} events with ts=0 and dur=0 (profiler placeholders)")
 
     start_ns, end_ns = trace_span(tables)
-    base = _int(md.get("baseTimeNanoseconds"))
+    base = to_int(md.get("baseTimeNanoseconds"))
     if base is not None:
         clock_offset = base
     else:
@@ -309,13 +311,13 @@ def ingest_kineto(path: str) -> IngestResult:
         content_sha256=sha,
         tool="PyTorch Profiler (Kineto)",
         tool_version=", ".join(versions) or None,
-        schema_version=_str_or_none(md.get("schemaVersion")),
+        schema_version=str_or_none(md.get("schemaVersion")),
         start_ns=start_ns,
         end_ns=end_ns,
         clock_offset_ns=clock_offset,
         rank=rank,
-        world_size=_int(dist.get("world_size")),
-        distributed_backend=_str_or_none(dist.get("backend")),
+        world_size=to_int(dist.get("world_size")),
+        distributed_backend=str_or_none(dist.get("backend")),
         is_truncated=decoded.is_truncated,
         warnings=decoded.warnings,
         metadata=metadata,

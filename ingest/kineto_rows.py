@@ -46,7 +46,7 @@ def _interval_columns(events: list[Event]) -> dict[str, pa.Array]:
     return {"start_ns": start, "end_ns": pc.add(start, duration), "duration_ns": duration}
 
 
-def _str_or_none(x: Any) -> str | None:
+def str_or_none(x: Any) -> str | None:
     return x if isinstance(x, str) else (None if x is None else str(x))
 
 
@@ -55,7 +55,7 @@ def _strings(values: list) -> pa.Array:
     try:
         return pa.array(values, pa.string())
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array([_str_or_none(v) for v in values], pa.string())
+        return pa.array([str_or_none(v) for v in values], pa.string())
 
 
 def gpu_rows(name: str, events: list[Event]) -> pa.Table:
@@ -68,7 +68,7 @@ def gpu_rows(name: str, events: list[Event]) -> pa.Table:
     cols["stream_id"] = [a.stream if a.stream is not None else _int(e.tid) for a, e in zip(args, events)]
     cols["correlation_id"] = [a.correlation for a in args]
     cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
-    names = [_str_or_none(e.name) for e in events]
+    names = [str_or_none(e.name) for e in events]
     cols["name"] = names
     if name == "kernels":
         cols["short_name"] = [kernel_short_name(n) for n in names]
