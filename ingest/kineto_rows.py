@@ -46,6 +46,20 @@ def _interval_columns(events: list[Event]) -> dict[str, pa.Array]:
     return {"start_ns": start, "end_ns": pc.add(start, duration), "duration_ns": duration}
 
 
+def _cpu_side_columns(events: list[Event]) -> dict[str, Any]:
+    """start/end/duration, pid, tid and name: the columns of every CPU-side table."""
+    cols: dict[str, Any] = _interval_columns(events)
+    cols["pid"] = _ints([e.pid for e in events])
+    cols["tid"] = _ints([e.tid for e in events])
+    cols["name"] = _strings([e.name for e in events])
+    return cols
+
+
+def _external_ids(args: list) -> list:
+    """`External id` (`external id` in 2021 traces)."""
+    return [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+
+
 def str_or_none(x: Any) -> str | None:
     return x if isinstance(x, str) else (None if x is None else str(x))
 
@@ -67,7 +81,7 @@ def gpu_rows(name: str, events: list[Event]) -> pa.Table:
     cols["context_id"] = [a.context for a in args]
     cols["stream_id"] = [a.stream if a.stream is not None else _int(e.tid) for a, e in zip(args, events)]
     cols["correlation_id"] = [a.correlation for a in args]
-    cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+    cols["external_id"] = _external_ids(args)
     names = [str_or_none(e.name) for e in events]
     cols["name"] = names
     if name == "kernels":
@@ -106,12 +120,9 @@ def gpu_rows(name: str, events: list[Event]) -> pa.Table:
 def api_call_rows(events: list[Event]) -> pa.Table:
     args_text = JoinedTexts([e.args for e in events])
     args = A.decode_all(A.GpuArgs, args_text)
-    cols: dict[str, Any] = _interval_columns(events)
-    cols["pid"] = _ints([e.pid for e in events])
-    cols["tid"] = _ints([e.tid for e in events])
+    cols = _cpu_side_columns(events)
     cols["correlation_id"] = [a.correlation for a in args]
-    cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
-    cols["name"] = _strings([e.name for e in events])
+    cols["external_id"] = _external_ids(args)
     cols["api"] = ["driver" if str(e.cat).lower().endswith("driver") else "runtime" for e in events]
     cols["cbid"] = [a.cbid for a in args]
     cols["args_json"] = args_text.column()
@@ -122,11 +133,8 @@ def cpu_op_rows(events: list[Event]) -> pa.Table:
     """cpu_ops rows without op_id (numbered once all chunks are in)."""
     args_text = JoinedTexts([e.args for e in events])
     args = A.decode_all(A.CpuOpArgs, args_text)
-    cols: dict[str, Any] = _interval_columns(events)
-    cols["pid"] = _ints([e.pid for e in events])
-    cols["tid"] = _ints([e.tid for e in events])
-    cols["name"] = _strings([e.name for e in events])
-    cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+    cols = _cpu_side_columns(events)
+    cols["external_id"] = _external_ids(args)
     cols["sequence_number"] = [a.sequence_number for a in args]
     cols["fwd_thread_id"] = [a.fwd_thread_id for a in args]
     cols["call_stack"] = [a.call_stack or None for a in args]
@@ -139,29 +147,21 @@ def annotation_rows(events: list[Event]) -> pa.Table:
     """annotations rows without annotation_id and nesting (set once all chunks are in)."""
     args_text = JoinedTexts([e.args for e in events])
     args = A.decode_all(A.AnnotationArgs, args_text)
-    cols: dict[str, Any] = _interval_columns(events)
+    cols = _cpu_side_columns(events)
     is_gpu = [str(e.cat).lower() == "gpu_user_annotation" for e in events]
-    cols["pid"] = _ints([e.pid for e in events])
-    cols["tid"] = _ints([e.tid for e in events])
-    cols["name"] = _strings([e.name for e in events])
     cols["kind"] = ["gpu_user_annotation" if g else "user_annotation" for g in is_gpu]
     cols["is_gpu"] = is_gpu
-    cols["external_id"] = [a.external_id if a.external_id is not None else a.external_id_legacy for a in args]
+    cols["external_id"] = _external_ids(args)
     cols["args_json"] = args_text.column()
     return pa.table(cols)
 
 
 def python_frame_rows(events: list[Event]) -> pa.Table:
-    """python_frames rows without the parsed label columns (kineto.with_frame_labels adds them)."""
+    """python_frames rows without the labels parsed from the name (added once all chunks are in)."""
     args = A.decode_all(A.PythonArgs, JoinedTexts([e.args for e in events]))
-    cols: dict[str, Any] = {
-        "frame_id": [a.python_id for a in args],
-        "parent_frame_id": [a.python_parent_id for a in args],
-    }
-    cols.update(_interval_columns(events))
-    cols["pid"] = _ints([e.pid for e in events])
-    cols["tid"] = _ints([e.tid for e in events])
-    cols["name"] = _strings([e.name for e in events])
+    cols = _cpu_side_columns(events)
+    cols["frame_id"] = [a.python_id for a in args]
+    cols["parent_frame_id"] = [a.python_parent_id for a in args]
     cols["module_id"] = [a.python_module_id for a in args]
     return pa.table(cols)
 
