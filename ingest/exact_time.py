@@ -60,11 +60,11 @@ def duration_us_to_ns(values: list) -> pa.Array:
     """
     text = _texts(values)
     try:
-        scaled = pc.multiply(text.cast(pa.float64()), 1000.0)
+        scaled = pc.multiply(text.cast(pa.float64()), _THOUSAND_F)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return us_to_ns(values)
     ns = pc.round(scaled)
-    exact = pc.and_(pc.less(pc.abs(pc.subtract(scaled, ns)), 0.25), pc.less(pc.abs(ns), 2.0**48))
+    exact = pc.and_(pc.less(pc.abs(pc.subtract(scaled, ns)), _QUARTER), pc.less(pc.abs(ns), _FLOAT_EXACT_BELOW))
     if pc.all(exact).as_py() is False:
         return us_to_ns(values)
     return ns.cast(pa.int64())
@@ -72,6 +72,9 @@ def duration_us_to_ns(values: list) -> pa.Array:
 
 _US_DECIMAL = pa.decimal128(19, 3)  # µs with ns fraction; 16 integer digits hold epoch µs
 _THOUSAND = pa.scalar(1000, pa.decimal128(4, 0))
+# Arrow scalars made once: converting a Python number on each call costs a (failing) import of
+# dateutil inside pyarrow, 500 times per reference trace (34 ms).
+_THOUSAND_F, _QUARTER, _FLOAT_EXACT_BELOW = pa.scalar(1000.0), pa.scalar(0.25), pa.scalar(2.0**48)
 
 
 def _texts(values: list) -> pa.Array:

@@ -23,6 +23,7 @@ from .names import (
     parse_memset_kind,
 )
 from .raw_text import JoinedTexts
+from .schema import TABLES
 
 SYNC_KIND = {
     "event_sync": "event_sync", "event sync": "event_sync", "stream_wait_event": "stream_wait",
@@ -72,6 +73,26 @@ def _strings(values: list) -> pa.Array:
         return pa.array([str_or_none(v) for v in values], pa.string())
 
 
+def _table(name: str, cols: dict[str, Any]) -> pa.Table:
+    """Rows of the schema table `name`: Python lists become arrays of the schema's column type.
+
+    Typed conversion skips pyarrow's type inference (which also tries to import dateutil each
+    time: 350 failed imports, ~25 ms, per reference trace). A list the type does not hold (an
+    int past the range) is inferred instead; lake_writer.conform nulls what does not fit.
+    """
+    schema = TABLES[name].arrow_schema
+    arrays = {}
+    for column, values in cols.items():
+        if isinstance(values, list):
+            index = schema.get_field_index(column)
+            try:
+                values = pa.array(values, schema.field(index).type if index >= 0 else None)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+                values = pa.array(values)
+        arrays[column] = values
+    return pa.table(arrays)
+
+
 def gpu_rows(name: str, events: list[Event]) -> pa.Table:
     """Rows of kernels, memcpy, memset or synchronizations."""
     args_text = JoinedTexts([e.args for e in events])
@@ -114,7 +135,7 @@ def gpu_rows(name: str, events: list[Event]) -> pa.Table:
         cols["event_id"] = [a.event_id for a in args]
         del cols["name"]
     cols["args_json"] = args_text.column()
-    return pa.table(cols)
+    return _table(name, cols)
 
 
 def api_call_rows(events: list[Event]) -> pa.Table:
@@ -126,7 +147,7 @@ def api_call_rows(events: list[Event]) -> pa.Table:
     cols["api"] = ["driver" if str(e.cat).lower().endswith("driver") else "runtime" for e in events]
     cols["cbid"] = [a.cbid for a in args]
     cols["args_json"] = args_text.column()
-    return pa.table(cols)
+    return _table("api_calls", cols)
 
 
 def cpu_op_rows(events: list[Event]) -> pa.Table:
@@ -140,7 +161,7 @@ def cpu_op_rows(events: list[Event]) -> pa.Table:
     cols["call_stack"] = [a.call_stack or None for a in args]
     cols["flops"] = [a.flops for a in args]
     cols["args_json"] = args_text.column()
-    return pa.table(cols)
+    return _table("cpu_ops", cols)
 
 
 def annotation_rows(events: list[Event]) -> pa.Table:
@@ -153,7 +174,7 @@ def annotation_rows(events: list[Event]) -> pa.Table:
     cols["is_gpu"] = is_gpu
     cols["external_id"] = _external_ids(args)
     cols["args_json"] = args_text.column()
-    return pa.table(cols)
+    return _table("annotations", cols)
 
 
 def python_frame_rows(events: list[Event]) -> pa.Table:
@@ -163,7 +184,7 @@ def python_frame_rows(events: list[Event]) -> pa.Table:
     cols["frame_id"] = [a.python_id for a in args]
     cols["parent_frame_id"] = [a.python_parent_id for a in args]
     cols["module_id"] = [a.python_module_id for a in args]
-    return pa.table(cols)
+    return _table("python_frames", cols)
 
 
 def flow_end_rows(events: list[Event]) -> pa.Table:
@@ -171,7 +192,7 @@ def flow_end_rows(events: list[Event]) -> pa.Table:
     ends = {"s": "start", "f": "end"}
     return pa.table(
         {
-            "side": [ends[e.ph] for e in events],
+            "side": _strings([ends[e.ph] for e in events]),
             "kind": _strings([e.cat for e in events]),
             "flow_id": _ints([e.id for e in events]),
             "ts_ns": us_to_ns([e.ts for e in events]),
@@ -185,7 +206,8 @@ def memory_rows(events: list[Event]) -> pa.Table:
     """[memory] instant events: allocator activity."""
     args = A.decode_all(A.MemoryArgs, JoinedTexts([e.args for e in events]))
     device_type = {0: "cpu", 1: "cuda"}
-    return pa.table(
+    return _table(
+        "memory_events",
         {
             "ts_ns": us_to_ns([e.ts for e in events]),
             "pid": _ints([e.pid for e in events]),
@@ -214,7 +236,8 @@ def counter_rows(events: list[Event]) -> pa.Table | None:
                 rows.append((e.ts, _int(e.pid), f"{e.name}.{series}", _float(value)))
     if not rows:
         return None
-    return pa.table(
+    return _table(
+        "counters",
         {
             "ts_ns": us_to_ns([r[0] for r in rows]),
             "pid": [r[1] for r in rows],

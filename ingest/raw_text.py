@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 _NULL = pa.scalar(None, pa.string())
+_ZERO = pa.scalar(0, pa.int32())
 
 
 class JoinedTexts:
@@ -38,5 +39,5 @@ class JoinedTexts:
         except pa.ArrowInvalid:  # invalid UTF-8 somewhere: replace it, value by value
             column = pa.array([bytes(r).decode("utf-8", "replace") for r in raws],
                               pa.large_string() if large else pa.string())
-        empty = pc.equal(pc.binary_length(column), 0)
+        empty = pc.equal(pc.binary_length(column), _ZERO)
         return pc.if_else(empty, _NULL, column) if pc.any(empty).as_py() else column
