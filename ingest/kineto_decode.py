@@ -73,9 +73,10 @@ class ChunkFailed(Exception):
     """A chunk of the events array did not decode: the file must be decoded whole."""
 
 
-def _decode_events(path: str, raw_events: bytes, warnings: list[str]) -> list[Event]:
+def _decode_events(path: str, raw_events: bytes) -> tuple[list[Event], int]:
+    """(events, how many items were skipped for not being an event object)."""
     try:
-        return _events_decoder.decode(raw_events)
+        return _events_decoder.decode(raw_events), 0
     except msgspec.ValidationError:
         pass
     # Some event has a field of an unexpected shape: decode one by one and skip the bad ones.
@@ -89,9 +90,12 @@ def _decode_events(path: str, raw_events: bytes, warnings: list[str]) -> list[Ev
             events.append(_event_decoder.decode(item))
         except msgspec.DecodeError:
             bad += 1
-    if bad:
-        warnings.append(f"skipped {bad} malformed events (not an event object)")
-    return events
+    return events, bad
+
+
+def _skipped_warning(skipped: int, warnings: list[str]) -> None:
+    if skipped:
+        warnings.append(f"skipped {skipped} malformed events (not an event object)")
 
 
 def _salvage_events(data: bytes) -> tuple[list[Event], int] | None:
@@ -184,6 +188,7 @@ def _decode_pieces(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
     metadata.update(head_keys)
     carry = [memoryview(head)[start + 1 :]]  # the text after '['
     del head
+    skipped = 0
     for piece in pieces:
         cut = _last_cut(piece)
         if cut < 0:
@@ -191,17 +196,20 @@ def _decode_pieces(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
             continue
         text = b"".join([b"[", *carry, memoryview(piece)[:cut], b"]"])
         carry = [memoryview(piece)[cut + 1 :]]
-        yield _decode_events(path, text, warnings)
+        events, bad = _decode_events(path, text)
         del text  # the events' args hold it now
+        skipped += bad
+        yield events
     last = b"".join([b'{"traceEvents":[' if in_object else b"[", *carry])
     del carry
-    if not in_object:
-        yield _decode_events(path, last, warnings)
-        return
-    top = _top_decoder.decode(last)
-    del last
-    metadata.update(_decode_values({k: v for k, v in top.items() if k != "traceEvents"}))
-    yield _decode_events(path, top["traceEvents"], warnings)
+    if in_object:
+        top = _top_decoder.decode(last)
+        del last
+        metadata.update(_decode_values({k: v for k, v in top.items() if k != "traceEvents"}))
+        last = top["traceEvents"]
+    events, bad = _decode_events(path, last)
+    _skipped_warning(skipped + bad, warnings)
+    yield events
 
 
 class _NotChunkable(Exception):
@@ -230,18 +238,19 @@ def _decode_document(path: str, data: bytes, first: bytes, warnings: list[str]) 
     metadata: dict[str, Any] = {}
     try:
         if first == b"[":
-            events = _decode_events(path, data, warnings)
+            events, skipped = _decode_events(path, data)
         else:
             top = _top_decoder.decode(data)
             raw_events = top.pop("traceEvents", None)
             if raw_events is None:
                 raise TraceError(path, "JSON object without a 'traceEvents' array: not a Chrome trace")
-            events = _decode_events(path, raw_events, warnings)
+            events, skipped = _decode_events(path, raw_events)
             metadata = _decode_values(top)
     except msgspec.DecodeError as e:
         if "utf-8" in str(e).lower():
             raise UnicodeDecodeError("utf-8", b"", 0, 1, str(e)) from None
         raise _Damaged(str(e)) from None
+    _skipped_warning(skipped, warnings)
     return events, metadata
 
 

@@ -70,3 +70,17 @@ def test_cut_inside_an_event_falls_back_to_whole_decode(tmp_path, monkeypatch):
     assert modes == [True, False]
     _assert_same(chunked, _tables(path, 1 << 40, monkeypatch))
     assert chunked["cpu_ops"].num_rows == 200
+
+
+def test_malformed_events_in_several_chunks_give_one_warning(tmp_path, monkeypatch):
+    kernel = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.5, "dur": 1.0,
+              "args": {"device": 0, "stream": 7, "correlation": 1}}
+    events = [kernel if i % 50 else "not an event" for i in range(300)]
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"traceEvents": events}, indent=1))
+    modes = _decode_modes(monkeypatch)
+    monkeypatch.setattr(kineto_decode, "CHUNK_BYTES", 4000)
+    result = ingest_file(str(path))
+    assert modes == [True]
+    assert result.tables["kernels"].num_rows == 294
+    assert result.warnings == ["skipped 6 malformed events (not an event object)"]
