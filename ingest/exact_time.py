@@ -43,11 +43,7 @@ def us_to_ns(values: list) -> pa.Array:
     three fraction digits takes the common case in one exact pass; it refuses anything it would
     round (more fraction digits, out of range, blanks), and those lists take the general path.
     """
-    text = _texts(values)
-    try:
-        return pc.multiply(text.cast(_US_DECIMAL), _THOUSAND).cast(pa.int64())
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return _text_series_to_ns(pl.Series(text))
+    return _text_to_ns(_texts(values))
 
 
 def duration_us_to_ns(values: list) -> pa.Array:
@@ -56,18 +52,26 @@ def duration_us_to_ns(values: list) -> pa.Array:
     Parsed as float64 (correctly rounded) and scaled by 1000: the result is then within 1/16 ns
     of the exact value, so where it lies within 1/4 ns of an integer that integer is also the
     exact value rounded half-to-even. Lists with any value outside those bounds (more than three
-    fraction digits, large values) take us_to_ns.
+    fraction digits, large values) take us_to_ns's exact path.
     """
     text = _texts(values)
     try:
         scaled = pc.multiply(text.cast(pa.float64()), _THOUSAND_F)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return us_to_ns(values)
+        return _text_to_ns(text)
     ns = pc.round(scaled)
     exact = pc.and_(pc.less(pc.abs(pc.subtract(scaled, ns)), _QUARTER), pc.less(pc.abs(ns), _FLOAT_EXACT_BELOW))
     if pc.all(exact).as_py() is False:
-        return us_to_ns(values)
+        return _text_to_ns(text)
     return ns.cast(pa.int64())
+
+
+def _text_to_ns(text: pa.Array) -> pa.Array:
+    """Number texts -> ns: Arrow's exact decimal parse, else the general path."""
+    try:
+        return pc.multiply(text.cast(_US_DECIMAL), _THOUSAND).cast(pa.int64())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return _text_series_to_ns(pl.Series(text))
 
 
 _US_DECIMAL = pa.decimal128(19, 3)  # µs with ns fraction; 16 integer digits hold epoch µs

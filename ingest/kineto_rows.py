@@ -261,4 +261,3 @@ def add_names(events: list[Event], processes: dict[int, str], threads: dict[tupl
             processes[pid] = value
         elif e.name == "thread_name" and tid is not None:
             threads[(pid, tid)] = value
-    return processes, threads
