@@ -116,7 +116,7 @@ def _cmd_run(args) -> int:
         return EXIT_USAGE
     progress.finish(summary)
     if not args.no_reports and summary.files:
-        from tracelake.reports.write import write_reports  # Altair and vl-convert: only when needed
+        from .report_job import write_reports  # Altair and vl-convert: only when needed
 
         con = connect(Path(args.out) / "lake")
         try:
@@ -144,7 +144,8 @@ def _cmd_report(args) -> int:
     # the reports pull in Altair and vl-convert: imported here, not at every command's start-up
     from tracelake.analysis.lake import connect_scoped
     from tracelake.reports.render import trace_report
-    from tracelake.reports.write import lake_path, trace_scopes, write_atomically, write_reports
+
+    from .report_job import lake_path, trace_scopes, write_atomically, write_reports
 
     try:
         chosen = [_resolve_trace(con, wanted) for wanted in args.trace or []]
