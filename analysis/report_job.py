@@ -16,6 +16,7 @@ from pathlib import Path
 from tracelake.reports.data import INDEX_COLUMNS, frozen, index_rows
 from tracelake.reports.render import index_report, trace_page
 
+from . import __version__
 from .lake import ScopedDatabase
 from .worker_pool import process_pool
 
@@ -57,7 +58,7 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     rows = {t: row for t in ids if (row := _read_index_row(links[t])) is not None}
     missing = [t for t in ids if t not in rows]
     rows |= {r["trace_id"]: r for r in (index_rows(con, missing) if missing else [])}
-    write_atomically(index, index_report(con, relative, failures or [], list(rows.values())))
+    write_atomically(index, index_report(con, relative, failures or [], list(rows.values()), version=__version__))
     return index
 
 
@@ -94,7 +95,7 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
     con = db.load(scope)
     with frozen(con, SHARED_VIEWS):
         for trace_id, path in pages:
-            page = trace_page(con, trace_id, siblings)
+            page = trace_page(con, trace_id, siblings, version=__version__)
             write_atomically(Path(path), page.html)
             write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
 

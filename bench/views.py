@@ -12,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tracelake.analysis import __version__
 from tracelake.analysis.lake import build_database, connect
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.lake_writer import write_trace
@@ -42,7 +43,7 @@ def run() -> list[tuple[str, str]]:
     try:
         lake = tmp / "lake"
         result = ingest_file(str(SHARED / SOURCE))
-        write_trace(lake, result.trace_id, result.tables)
+        write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
         per_copy = result.tables["kernels"].num_rows
         total_copies = -(-TARGET_KERNELS // per_copy)
         timings: dict[str, list[float]] = {v: [] for v in VIEWS}

@@ -61,8 +61,10 @@ def _cast(column, target: pa.DataType):
         return pc.if_else(fits, wide, pa.scalar(None, wide.type)).cast(target)
 
 
-def write_trace(lake: Path, trace_id: str, tables: dict[str, pa.Table]) -> None:
+def write_trace(lake: Path, trace_id: str, tables: dict[str, pa.Table], *, tracelake_version: str) -> None:
+    """Write the trace's tables; `traces.tracelake_version` records the version of the writing program."""
     lake = Path(lake)
+    tables = tables | {"traces": _stamped(conform("traces", tables.get("traces")), tracelake_version)}
     staging = lake / STAGING / f"{trace_id}.{uuid.uuid4().hex[:8]}"
     try:
         for name in TABLES:
@@ -82,6 +84,11 @@ def write_trace(lake: Path, trace_id: str, tables: dict[str, pa.Table]) -> None:
             staging.parent.rmdir()  # only when no other writer is staging
         except OSError:
             pass
+
+
+def _stamped(traces: pa.Table, tracelake_version: str) -> pa.Table:
+    i = traces.schema.get_field_index("tracelake_version")
+    return traces.set_column(i, traces.schema.field(i), pa.array([tracelake_version] * traces.num_rows, pa.string()))
 
 
 def _write_parquet(table: pa.Table, path: Path) -> None:

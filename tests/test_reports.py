@@ -51,7 +51,7 @@ def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
     for (trace_id,) in sample_con.sql("SELECT trace_id FROM traces").fetchall():
         scoped = connect_scoped(lake_path(sample_con), [trace_id])
         try:
-            trace_report(scoped, trace_id)
+            trace_report(scoped, trace_id, version="test")
         finally:
             scoped.close()
     assert len(validated) >= 7 * 2
@@ -233,7 +233,7 @@ def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
             # one rank arrives last at most collectives: the straggler the findings name too
             assert max(r["arrived_last"] for r in rows) > min(r["arrived_last"] for r in rows)
             if len(scope) == 2:
-                html = trace_report(scoped, scope[0], {t: f"{t}.html" for t in scope})
+                html = trace_report(scoped, scope[0], {t: f"{t}.html" for t in scope}, version="test")
                 assert "<h2>Ranks of this run</h2>" in html and f'href="{scope[1]}.html"' in html
         finally:
             scoped.close()
