@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 import duckdb
+from tracelake.ingest import lake_layout
 
 from . import __version__, callctx_export, run_job
+from .database import DB_FILE, build_database, connect
 from .ingest_job import FileOutcome, ingest_paths
-from .lake import DB_FILE, build_database, connect
 from .output import write_result
 from .progress import Progress
 
@@ -66,7 +67,7 @@ def sql(args) -> int:
 
 
 def relink(args) -> int:
-    if not (Path(args.lake) / "traces").is_dir():
+    if not lake_layout.is_lake(Path(args.lake)):
         print(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", file=sys.stderr)
         return EXIT_USAGE
     print(build_database(args.lake))
@@ -144,7 +145,7 @@ def report(args) -> int:
     if con is None:
         return EXIT_USAGE
     # the reports pull in Altair and vl-convert: imported here, not at every command's start-up
-    from tracelake.analysis.lake import connect_scoped
+    from tracelake.analysis.database import connect_scoped
     from tracelake.reports.render import trace_report
 
     from .report_job import lake_path, trace_scopes, write_atomically, write_reports

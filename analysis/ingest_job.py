@@ -10,10 +10,11 @@ from pathlib import Path
 from tracelake.ingest.discover import discover
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import TraceError
+from tracelake.ingest.lake_layout import prepare_for_writing
 from tracelake.ingest.lake_writer import write_trace
 
 from . import __version__, callctx_build
-from .lake import build_database, prepare_for_writing
+from .database import build_database
 
 
 @dataclass

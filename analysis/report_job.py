@@ -17,7 +17,7 @@ from tracelake.reports.data import INDEX_COLUMNS, frozen, index_rows
 from tracelake.reports.render import index_report, trace_page
 
 from . import __version__
-from .lake import ScopedDatabase
+from .database import ScopedDatabase
 from .worker_pool import process_pool
 
 # Views that several sections, or several views under them, read: evaluated once per run rendered.

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from tracelake.analysis import run_job
-from tracelake.analysis.lake import connect
+from tracelake.analysis.database import connect
 
 from .common import HTA_PYTHON, REPO, SHARED
 

@@ -13,8 +13,9 @@ import time
 from pathlib import Path
 
 from tracelake.analysis import __version__
-from tracelake.analysis.lake import build_database, connect
+from tracelake.analysis.database import build_database, connect
 from tracelake.ingest.dispatch import ingest_file
+from tracelake.ingest.lake_layout import partition_dir
 from tracelake.ingest.lake_writer import write_trace
 
 from .common import SHARED
@@ -33,8 +34,7 @@ REPLICATED = ["traces", "kernels", "memcpy", "memset", "api_calls", "annotations
 def _replicate(lake: Path, trace_id: str, copies: range) -> None:
     for i in copies:
         for table in REPLICATED:
-            src = lake / table / f"trace_id={trace_id}"
-            shutil.copytree(src, lake / table / f"trace_id=copy{i:05d}-{trace_id}")
+            shutil.copytree(partition_dir(lake, table, trace_id), partition_dir(lake, table, f"copy{i:05d}-{trace_id}"))
 
 
 def run() -> list[tuple[str, str]]:

@@ -92,3 +92,10 @@ def test_the_check_catches_upward_imports(tmp_path):
         "reports/page.py:2 imports tracelake.analysis.report_job.write_reports",
         "sql/__init__.py:2 imports tracelake.reports.render",
     ]
+
+
+def test_one_module_spells_the_lake_layout():
+    """Partition paths are spelled in ingest/lake_layout.py only; everything else asks it."""
+    spelled = [str(p.relative_to(REPO)) for package in ALLOWED for p in sorted((REPO / package).rglob("*.py"))
+               if "trace_id=" in p.read_text(encoding="utf-8") or '"data.parquet"' in p.read_text(encoding="utf-8")]
+    assert spelled == ["ingest/lake_layout.py"]

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from tracelake.analysis.cli import main
-from tracelake.analysis.lake import connect
+from tracelake.analysis.database import connect
 from tracelake.analysis.report_job import write_reports
 
 
@@ -34,7 +34,7 @@ def test_reports_for_the_sample_lake(sample_con, tmp_path):
 
 def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
     """Pages render charts without Altair's schema validation (for speed): validate them here."""
-    from tracelake.analysis.lake import connect_scoped
+    from tracelake.analysis.database import connect_scoped
     from tracelake.analysis.report_job import lake_path
     from tracelake.reports import charts
     from tracelake.reports.render import trace_report
@@ -213,7 +213,7 @@ def test_report_in_headless_chromium(sample_con, tmp_path):
 def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
     """The 2-rank DDP recordings: the PyTorch run (one file per rank) and the Nsight export (two
     processes in one file). Each rank's page lists both ranks, the other rank's page linked."""
-    from tracelake.analysis.lake import connect_scoped
+    from tracelake.analysis.database import connect_scoped
     from tracelake.analysis.report_job import lake_path, trace_scopes
     from tracelake.reports import data
     from tracelake.reports.render import trace_report
