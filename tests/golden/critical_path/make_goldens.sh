@@ -1,0 +1,10 @@
+#!/bin/sh
+# The exact commands that made the golden files in this folder (HTA traceinsight 0.6.1 in its own venv).
+# Run from the repository root: sh tests/golden/critical_path/make_goldens.sh
+set -e
+HTA=/work/hta-venv/bin/python
+OUT=tests/golden/critical_path
+for name in torch-2.11_mnist-cnn-train_h100 torch-2.11_resnet50-train-fp32-pageable_h100 \
+            torch-2.11_gpt2-small-train-bf16_h100 torch-2.11_mlp-compiled-inference-fp16_h100; do
+    $HTA $OUT/hta_critical_path.py /work/shared/traces/pytorch/$name.pt.trace.json.gz $OUT/$name
+done
