@@ -12,7 +12,7 @@ from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import TraceError
 from tracelake.ingest.lake_writer import write_trace
 
-from . import callctx_build
+from . import callctx_build, critpath_build
 from .lake import build_database, prepare_for_writing
 
 
@@ -36,11 +36,23 @@ def _calling_context(result) -> dict:
         return {}
 
 
+def _critical_path(result) -> dict:
+    """The critical-path tables; a failure there costs the trace its critical path, not its data."""
+    try:
+        tables, warnings = critpath_build.build(result.tables)
+    except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
+        result.warnings.append(f"critical path not built: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        return {}
+    result.warnings.extend(warnings)
+    return tables
+
+
 def ingest_one(path: str, lake: Path) -> FileOutcome:
     t0 = time.perf_counter()
     try:
         result = ingest_file(path)
         result.tables.update(_calling_context(result))
+        result.tables.update(_critical_path(result))
         write_trace(lake, result.trace_id, result.tables)
     except TraceError as e:
         return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e))
