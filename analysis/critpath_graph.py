@@ -1,8 +1,8 @@
 """The dependency graph of each step: what had to finish before what (Holistic Trace Analysis'
 critical-path graph, built from the unified tables of one trace).
 
-Nodes are the start and the end of events: CPU spans (PyTorch operators and CUDA runtime/driver
-calls; Nsight runtime/driver calls and NVTX ranges) and GPU operations (kernels, memcpy, memset).
+Nodes are the start and the end of events: CPU spans (PyTorch operators, CUDA runtime/driver
+calls and data-loading ranges; Nsight runtime/driver calls and NVTX ranges) and GPU operations (kernels, memcpy, memset).
 Event i has start node 2i and end node 2i+1. Edges, with a type and a weight in ns:
 - 'operator': between consecutive start/end points of nested CPU spans on a thread (weight: the
   time between them); the span of a GPU operation (its duration); the span of a CUDA call that
@@ -14,7 +14,8 @@ Event i has start node 2i and end node 2i+1. Edges, with a type and a weight in 
 - 'kernel_kernel': the previous operation on the stream to this one, when this one was queued
   behind it (weight: the gap, below 1.5 ms).
 - 'sync': a GPU operation's end to the end of the CPU call that waited for it (stream, device or
-  event synchronization; weight: the time from the GPU finishing to the call returning).
+  event synchronization; weight: the call's time after both it had started and the GPU had
+  finished, i.e. its wake-up latency; HTA gives these edges weight 0).
 - 'gpu_sync' (weight 0): cudaStreamWaitEvent: the recorded operation's end to the start of the
   first operation launched on the waiting stream after the wait.
 - 'launch_order' (weight 0): each launch to its operation where no 'launch' edge was added; not
@@ -45,10 +46,13 @@ LOCK_CALLS = ("cudaLaunchKernel", "cudaMemcpyAsync", "cudaHostAlloc")
 BLOCKING_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery", "cudaEventSynchronize",
                   "cudaMemcpy", "cudaMemcpyAsync")
 KERNEL_KERNEL_MAX_GAP_NS = 1_500_000  # HTA: a longer gap is an unseen dependency, not a queueing delay
+# Data loading: PyTorch's DataLoader iterator operators and user ranges named for data loading
+# (HTA's data_load_events, here with a default); their time is class 'data_loading', not 'cpu'.
+DATA_LOADING = r"^enumerate\(Data(Loader|Pipe)\)|(?i:data_?load)"
 COMMUNICATION = re.compile(r"^(nccl|rccl|hccl)|ncclKernel|ncclDevKernel", re.IGNORECASE)  # = gpu_op_class.sql
 
 EDGE_TYPES = ("operator", "dependency", "launch", "kernel_kernel", "sync", "gpu_sync", "launch_order")
-CLASSES = ("cpu", "launch_overhead", "kernel_to_kernel", "gpu_compute", "communication", "memcpy", "sync_wait")
+CLASSES = ("cpu", "data_loading", "launch_overhead", "kernel_to_kernel", "gpu_compute", "communication", "memcpy", "sync_wait")
 
 
 @dataclass
@@ -107,6 +111,11 @@ def _cpu_spans(tables: dict[str, pa.Table], is_nsys: bool) -> pl.DataFrame:
     if not is_nsys:
         ops = _frame(tables["cpu_ops"], cols)
         parts.append(ops.with_columns(pl.lit(None, pl.Int64).alias("correlation_id"), pl.lit("cpu_op").alias("kind")))
+        ann = _frame(tables["annotations"], cols + ["is_gpu"])
+        loading = ann.filter(~pl.col("is_gpu").fill_null(False) & pl.col("end_ns").is_not_null()
+                             & pl.col("name").str.contains(DATA_LOADING))
+        parts.append(loading.select(*cols, pl.lit(None, pl.Int64).alias("correlation_id"),
+                                    pl.lit("annotation").alias("kind")))
     else:
         ann = _frame(tables["annotations"], cols + ["is_gpu"])
         nvtx = ann.filter(~pl.col("is_gpu").fill_null(False) & pl.col("end_ns").is_not_null()
@@ -447,12 +456,17 @@ def _sync_edges(syncs: pl.DataFrame, calls: pl.DataFrame, ops: pl.DataFrame, syn
         else:
             dev = row["device_id"] if row["device_id"] is not None else -1
             srcs = [last_before(step, dev, row["stream_id"], row["end_ns"])]
+        srcs = [i for i in srcs if i >= 0]
+        if not srcs:
+            continue
+        # the call returns once it has started and the last awaited operation is done; the time
+        # after that is the cost of the synchronization itself (wake-up latency, or the whole call
+        # when the GPU was already idle)
+        latency = max(0, row["call_end"] - max(row["call_start"], max(int(op_end[i]) for i in srcs)))
         for i in srcs:
-            if i < 0:
-                continue
             src_rows.append(2 * int(op_ev[i]) + 1)
             dst_rows.append(2 * row["call_ev"] + 1)
-            weights.append(max(0, row["call_end"] - int(op_end[i])))
+            weights.append(latency)
             cpu_attr.append(row["call_ev"])
     return [_edges_frame(src_rows, dst_rows, "sync", weights, cpu_attr),
             _edges_frame([2 * e + 1 for e in gpu_src], [2 * e for e in gpu_dst], "gpu_sync", [0] * len(gpu_src), None)]
@@ -460,7 +474,8 @@ def _sync_edges(syncs: pl.DataFrame, calls: pl.DataFrame, ops: pl.DataFrame, syn
 
 def _classify(edges: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
     """Attribution class of each weighted edge (NULL for the zero-weight dependencies)."""
-    kinds = events.select(pl.col("ev").alias("attr_ev"), pl.col("kind").alias("attr_kind"), "is_comm")
+    kinds = events.select(pl.col("ev").alias("attr_ev"), pl.col("kind").alias("attr_kind"), "is_comm",
+                          pl.col("name").str.contains(DATA_LOADING).alias("is_loading"))
     e = edges.join(kinds, on="attr_ev", how="left", maintain_order="left")
     cls = (pl.when(pl.col("edge_type") == "launch").then(pl.lit("launch_overhead"))
            .when(pl.col("edge_type") == "kernel_kernel").then(pl.lit("kernel_to_kernel"))
@@ -469,5 +484,6 @@ def _classify(edges: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
            .when(pl.col("attr_kind").is_in(["memcpy", "memset"])).then(pl.lit("memcpy"))
            .when(pl.col("attr_kind") == "kernel").then(pl.when(pl.col("is_comm")).then(pl.lit("communication"))
                                                        .otherwise(pl.lit("gpu_compute")))
+           .when(pl.col("is_loading")).then(pl.lit("data_loading"))
            .otherwise(pl.lit("cpu")))
-    return e.with_columns(cls.alias("class")).drop("attr_kind", "is_comm")
+    return e.with_columns(cls.alias("class")).drop("attr_kind", "is_comm", "is_loading")

@@ -13,7 +13,7 @@
 -- @column path_order   Position on the path (0 = first edge).
 -- @column edge_type    'operator' (CPU span or GPU operation time), 'dependency', 'launch',
 --                      'kernel_kernel', 'sync' (GPU end -> waiting CPU call end), 'gpu_sync'.
--- @column class        'cpu', 'launch_overhead', 'kernel_to_kernel', 'gpu_compute',
+-- @column class        'cpu', 'data_loading', 'launch_overhead', 'kernel_to_kernel', 'gpu_compute',
 --                      'communication', 'memcpy', 'sync_wait'; NULL for zero-weight dependencies.
 -- @column weight_ns    Time the edge adds to the path (ns).
 -- @column start_ns     Time of the edge's first node (ns).
@@ -50,6 +50,7 @@ WHERE e.path_order IS NOT NULL;
 -- @column step_ns              Length of the step range (ns).
 -- @column path_ns              Length of the critical path (ns); = the sum of the *_ns classes.
 -- @column cpu_ns               CPU operator and API-call time on the path (ns).
+-- @column data_loading_ns      DataLoader operators and data-loading ranges on the path (ns).
 -- @column launch_overhead_ns   Launch call start -> GPU operation start, idle stream (ns).
 -- @column kernel_to_kernel_ns  Gaps between queued operations on a stream (ns).
 -- @column gpu_compute_ns       Compute kernels (ns).
@@ -64,6 +65,7 @@ CREATE OR REPLACE VIEW critical_path_summary AS
 WITH by_class AS (
     SELECT trace_id, step_id,
            CAST(coalesce(sum(weight_ns) FILTER (WHERE class = 'cpu'), 0) AS BIGINT) AS cpu_ns,
+           CAST(coalesce(sum(weight_ns) FILTER (WHERE class = 'data_loading'), 0) AS BIGINT) AS data_loading_ns,
            CAST(coalesce(sum(weight_ns) FILTER (WHERE class = 'launch_overhead'), 0) AS BIGINT) AS launch_overhead_ns,
            CAST(coalesce(sum(weight_ns) FILTER (WHERE class = 'kernel_to_kernel'), 0) AS BIGINT) AS kernel_to_kernel_ns,
            CAST(coalesce(sum(weight_ns) FILTER (WHERE class = 'gpu_compute'), 0) AS BIGINT) AS gpu_compute_ns,
@@ -75,12 +77,14 @@ WITH by_class AS (
     GROUP BY ALL
 )
 SELECT s.trace_id, t.rank, s.pid, s.step, s.step_index, s.end_ns - s.start_ns AS step_ns, s.path_ns,
-       coalesce(c.cpu_ns, 0) AS cpu_ns, coalesce(c.launch_overhead_ns, 0) AS launch_overhead_ns,
+       coalesce(c.cpu_ns, 0) AS cpu_ns, coalesce(c.data_loading_ns, 0) AS data_loading_ns,
+       coalesce(c.launch_overhead_ns, 0) AS launch_overhead_ns,
        coalesce(c.kernel_to_kernel_ns, 0) AS kernel_to_kernel_ns, coalesce(c.gpu_compute_ns, 0) AS gpu_compute_ns,
        coalesce(c.communication_ns, 0) AS communication_ns, coalesce(c.memcpy_ns, 0) AS memcpy_ns,
        coalesce(c.sync_wait_ns, 0) AS sync_wait_ns,
        CASE WHEN s.path_ns > 0 THEN
            [x.k FOR x IN list_sort([{'ns': c.cpu_ns, 'k': 'cpu'},
+                                    {'ns': c.data_loading_ns, 'k': 'data_loading'},
                                     {'ns': c.launch_overhead_ns, 'k': 'launch_overhead'},
                                     {'ns': c.kernel_to_kernel_ns, 'k': 'kernel_to_kernel'},
                                     {'ns': c.gpu_compute_ns, 'k': 'gpu_compute'},

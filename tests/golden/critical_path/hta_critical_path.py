@@ -2,15 +2,15 @@
 PyTorch trace as golden CSVs, or the exception HTA raised.
 
 Runs in HTA's own virtualenv, never in tracelake's (make_goldens.sh has the exact commands):
-    /work/hta-venv/bin/python tests/golden/critical_path/hta_critical_path.py TRACE OUT_PREFIX
+    /work/hta-venv/bin/python tests/golden/critical_path/hta_critical_path.py TRACE OUT_PREFIX [DATA_LOAD_EVENT]
 For each CPU-side 'ProfilerStep#N' annotation it calls
     TraceAnalysis(trace_dir=..., include_last_profiler_step=True).critical_path_analysis(
-        rank=RANK, annotation="ProfilerStep", instance_id=I)
+        rank=RANK, annotation="ProfilerStep", instance_id=I[, data_load_events=[DATA_LOAD_EVENT]])
 with I the position of that CPU annotation among the trace's events whose name contains
 'ProfilerStep' (HTA's own instance numbering, which also counts the GPU-side copies), and writes
 - OUT_PREFIX.summary.csv: step, ok, path_us, and us per HTA bound_by class (the summary() numbers
   before HTA turns them into percentages), edge count;
-- OUT_PREFIX.edges.csv: the path's edges in order: step, order, type, weight_us, bound_by,
+- OUT_PREFIX.edges.csv.gz: the path's edges in order: step, order, type, weight_us, bound_by,
   src_ts_us, dst_ts_us, attributed event name, stream.
 HTA 0.6.1 keeps times as integer microseconds from the trace's first event, so the columns are
 *_us: path_us, per-class *_us, weight_us, src_ts_us/dst_ts_us (relative to HTA's trace start).
@@ -27,7 +27,7 @@ from hta.trace_analysis import TraceAnalysis
 logging.disable(logging.WARNING)
 
 
-def main(trace: str, out_prefix: str) -> None:
+def main(trace: str, out_prefix: str, data_load_event: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.symlink(os.path.abspath(trace), os.path.join(tmp, os.path.basename(trace)))
         analyzer = TraceAnalysis(trace_dir=tmp, include_last_profiler_step=True)
@@ -42,8 +42,9 @@ def main(trace: str, out_prefix: str) -> None:
         for position in steps.index[cats == "user_annotation"]:
             step = names[steps.loc[position, "name"]]
             try:
-                graph, ok = analyzer.critical_path_analysis(rank=rank, annotation="ProfilerStep",
-                                                            instance_id=int(position))
+                graph, ok = analyzer.critical_path_analysis(
+                    rank=rank, annotation="ProfilerStep", instance_id=int(position),
+                    data_load_events=[data_load_event] if data_load_event else None)
             except Exception as e:  # noqa: BLE001 - recording the crash is the point
                 summary_rows.append({"step": step, "ok": False,
                                      "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"})
@@ -75,8 +76,8 @@ def main(trace: str, out_prefix: str) -> None:
                                   "dst_is_start": graph.node_list[v].is_start,
                                   "name": name, "stream": stream})
     pd.DataFrame(summary_rows).fillna(0).to_csv(out_prefix + ".summary.csv", index=False)
-    pd.DataFrame(edge_rows).to_csv(out_prefix + ".edges.csv", index=False)
+    pd.DataFrame(edge_rows).to_csv(out_prefix + ".edges.csv.gz", index=False)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])
