@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import __version__, callctx_export, run_job
+from . import __version__, callctx_export, critpath_whatif, run_job
 from .ingest_job import FileOutcome, ingest_paths
 from .lake import DB_FILE, build_database, connect
 from .output import write_result
@@ -100,6 +100,30 @@ def _cmd_callctx(args) -> int:
         Path(args.output).write_bytes(data)
     else:
         sys.stdout.buffer.write(data)
+    return EXIT_OK
+
+
+def _cmd_whatif(args) -> int:
+    try:
+        scenarios = ([(" ".join(args.scale), critpath_whatif.parse_scale(args.scale))] if args.scale
+                     else list(critpath_whatif.STANDARD_SCENARIOS))
+    except ValueError as e:
+        print(f"error  {e}", file=sys.stderr)
+        return EXIT_USAGE
+    con = _open_lake(args.lake)
+    if con is None:
+        return EXIT_USAGE
+    try:
+        trace_ids = None
+        if args.trace:
+            trace_id = _resolve_trace(con, args.trace)
+            if trace_id is None:
+                return EXIT_USAGE
+            trace_ids = [trace_id]
+        frame = critpath_whatif.whatif(con, scenarios, trace_ids)
+        write_result(con.from_arrow(frame.to_arrow()), args.format, sys.stdout)
+    finally:
+        con.close()
     return EXIT_OK
 
 
@@ -241,6 +265,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stack: code that launched the work (default); nvtx: NVTX ranges / user annotations")
     s.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     s.set_defaults(func=_cmd_callctx)
+
+    s = sub.add_parser("whatif", help="each step's critical path if a class of its edges were shortened",
+                       description="Re-run each step's longest path with the edges of the named classes scaled "
+                                   "(Holistic Trace Analysis' critical-path simulation). Classes: "
+                                   + ", ".join(critpath_whatif.CLASSES) + ". Without --scale: the standard "
+                                   "scenarios (CUDA graphs, launch overhead halved, ...).",
+                       epilog="Example: tracelake whatif --lake lake/ --scale kernel_to_kernel=0 "
+                              "--scale launch_overhead=0.5")
+    s.add_argument("--lake", required=True, metavar="DIR")
+    s.add_argument("--trace", metavar="ID", help="trace id (or a unique prefix of one); default: every trace")
+    s.add_argument("--scale", action="append", metavar="CLASS=FACTOR", help="repeatable; 0 removes the class")
+    s.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    s.set_defaults(func=_cmd_whatif)
 
     s = sub.add_parser("run", help="the batch job: trace directories -> lake and database (incremental, parallel)",
                        description="Ingest every trace under the given directories into OUT/lake, in parallel. "

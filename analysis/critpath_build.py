@@ -35,11 +35,11 @@ def solve(graph: Graph, edges: pl.DataFrame | None = None) -> tuple[np.ndarray, 
                          node_step, graph.steps.height)
 
 
-def build(tables: dict[str, pa.Table], hta_rounding: bool = False) -> tuple[dict[str, pa.Table], list[str]]:
+def build(tables: dict[str, pa.Table], hta_compat: bool = False) -> tuple[dict[str, pa.Table], list[str]]:
     """cp_steps, cp_nodes and cp_edges for one trace (none when it has no CPU spans), and warnings.
-    `hta_rounding`: on HTA's microsecond-rounded times, to compare with it (critpath_graph._hta_rounded)."""
+    `hta_compat`: HTA's own numbers, to compare with it (critpath_graph.build_graph)."""
     tables = {name: conform(name, tables.get(name)) for name in TABLES}
-    graph = build_graph(tables, hta_rounding)
+    graph = build_graph(tables, hta_compat)
     if graph.events.height == 0:
         return {}, graph.warnings
     measured = graph.edges.filter(pl.col("edge_type") != "launch_order")

@@ -259,7 +259,7 @@ def _queue_lengths(calls: pl.DataFrame, ops: pl.DataFrame) -> pl.DataFrame:
                       pl.lit(True).alias("is_call")),
         linked.select("gev", "device_id", "stream_id", pl.col("start_ns").alias("ts"), pl.lit(-1).alias("d"),
                       pl.lit(False).alias("is_call")),
-    ]).sort("device_id", "stream_id", "ts", maintain_order=True)
+    ]).sort("device_id", "stream_id", "ts", "d", maintain_order=True)  # ties: the operation starts first
     q = q.with_columns(pl.col("d").cum_sum().over("device_id", "stream_id").alias("ql"))
     return (q.filter(pl.col("is_call")).select("gev", pl.col("ql").alias("ql_call"))
             .join(q.filter(~pl.col("is_call")).select("gev", pl.col("ql").alias("ql_op")), on="gev"))
@@ -304,11 +304,12 @@ def _hta_rounded(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     return out
 
 
-def build_graph(tables: dict[str, pa.Table], hta_rounding: bool = False) -> Graph:
-    """The graph of every step of one trace (`tables`: conformed unified tables). `hta_rounding`:
-    build it from HTA's microsecond-rounded times (see _hta_rounded)."""
+def build_graph(tables: dict[str, pa.Table], hta_compat: bool = False) -> Graph:
+    """The graph of every step of one trace (`tables`: conformed unified tables). `hta_compat`:
+    HTA 0.6.1's numbers exactly: its microsecond-rounded times (see _hta_rounded) and zero-weight
+    sync edges; only for comparing with it."""
     warnings: list[str] = []
-    if hta_rounding:
+    if hta_compat:
         tables = _hta_rounded(tables)
     is_nsys = tables["cpu_ops"].num_rows == 0 and (tables["traces"].num_rows == 0 or
                                                     tables["traces"].column("source")[0].as_py() == "nsys")
@@ -333,8 +334,10 @@ def build_graph(tables: dict[str, pa.Table], hta_rounding: bool = False) -> Grap
     ops = ops_all.join(calls.select(*launch_keys, "step_id", pl.col("ev").alias("call_ev"),
                                     pl.col("start_ns").alias("call_start")),
                        on=launch_keys, how="inner")
-    ql = _queue_lengths(calls.select("pid", "correlation_id", "start_ns") if by_pid else
-                        calls.select(pl.lit(0, pl.Int64).alias("pid"), "correlation_id", "start_ns"),
+    # queue lengths count every launch of the trace (HTA: the full trace, not the step's spans)
+    launches = _frame(tables["api_calls"], ["pid", "correlation_id", "start_ns", "api"]).filter(
+        pl.col("api").is_in(["runtime", "driver"]) & pl.col("correlation_id").is_not_null()).drop("api")
+    ql = _queue_lengths(launches if by_pid else launches.with_columns(pl.lit(0, pl.Int64).alias("pid")),
                         ops_all if by_pid else ops_all.with_columns(pl.lit(0, pl.Int64).alias("pid")))
     ops = ops.join(ql, on="gev", how="left")
     ops = (ops.with_columns(pl.when(pl.col("kind") == "kernel").then(pl.col("name").str.contains(COMMUNICATION.pattern)
@@ -344,11 +347,14 @@ def build_graph(tables: dict[str, pa.Table], hta_rounding: bool = False) -> Grap
            .with_row_index("ev", offset=cpu.height).with_columns(pl.col("ev").cast(pl.Int64)))
 
     edges = _thread_edges(cpu) + _lock_edges(cpu)
-    edges += _gpu_edges(tables, cpu, calls, ops, warnings)
+    edges += _gpu_edges(tables, calls, ops)
     edge_frame = pl.concat([e for e in edges if e.height], how="vertical_relaxed") if edges else _edges_frame(
         [], [], "operator", [], None)
     # clock skew between CPU and GPU timelines can make a launch or queue edge run backwards: weight 0
     edge_frame = edge_frame.with_columns(pl.col("weight_ns").clip(lower_bound=0))
+    if hta_compat:
+        edge_frame = edge_frame.with_columns(pl.when(pl.col("edge_type") == "sync").then(0)
+                                             .otherwise(pl.col("weight_ns")).alias("weight_ns"))
 
     events = pl.concat([
         cpu.select("ev", "step_id", "kind", "name", "pid", "tid", pl.lit(None, pl.Int32).alias("device_id"),
@@ -361,7 +367,7 @@ def build_graph(tables: dict[str, pa.Table], hta_rounding: bool = False) -> Grap
     return Graph(steps, events.drop("is_comm"), edge_frame, warnings)
 
 
-def _gpu_edges(tables, cpu: pl.DataFrame, calls: pl.DataFrame, ops: pl.DataFrame, warnings: list[str]):
+def _gpu_edges(tables, calls: pl.DataFrame, ops: pl.DataFrame) -> list[pl.DataFrame]:
     out = []
     if ops.height == 0:
         return out
@@ -393,10 +399,6 @@ def _gpu_edges(tables, cpu: pl.DataFrame, calls: pl.DataFrame, ops: pl.DataFrame
                             call_ev[launch]))
     out.append(_edges_frame(2 * prev_ev[kk] + 1, 2 * ev[kk], "kernel_kernel", start[kk] - prev_end[kk], prev_ev[kk]))
     out.append(_edges_frame(2 * call_ev[~launch], 2 * ev[~launch], "launch_order", np.zeros((~launch).sum()), None))
-    unlinked = int((~launch & ~kk & ~has_sync).sum())
-    if unlinked:
-        warnings.append(f"critical path: {unlinked} GPU operations were queued but had no earlier operation on their "
-                        "stream within 1.5 ms (an unseen dependency)")
     return out
 
 

@@ -1,0 +1,90 @@
+"""What-if: each step's length if a class of critical-path edges were shortened.
+
+HTA's critical-path "simulation": edit the weights of the graph's edges and run the longest path
+again; the new path may go elsewhere (a shorter GPU chain exposes the CPU, and so on). The edges
+come from the lake (cp_edges, written at ingest); every class's edges are scaled by its factor.
+Both runs (baseline and edited) include the zero-weight 'launch_order' edges, so no GPU
+operation can start before the call that launched it, however much a queue delay shrinks; the
+baseline of a what-if can therefore be a little longer than critical_path_summary.path_ns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .critpath_graph import CLASSES
+from .critpath_longest import longest_paths
+
+# Scenarios the report shows: (label, {class: factor}).
+STANDARD_SCENARIOS: tuple[tuple[str, dict[str, float]], ...] = (
+    ("no kernel-to-kernel gaps (CUDA graphs)", {"kernel_to_kernel": 0.0}),
+    ("launch overhead halved", {"launch_overhead": 0.5}),
+    ("CPU time halved", {"cpu": 0.5}),
+    ("no data-loading time", {"data_loading": 0.0}),
+    ("GPU compute 2x faster", {"gpu_compute": 0.5}),
+    ("communication 2x faster", {"communication": 0.5}),
+    ("memcpy 2x faster", {"memcpy": 0.5}),
+)
+
+
+def parse_scale(items: list[str]) -> dict[str, float]:
+    """['kernel_to_kernel=0', 'launch_overhead=0.5'] -> {class: factor}; ValueError naming the bad item."""
+    scale = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in CLASSES:
+            raise ValueError(f"--scale {item!r}: expected CLASS=FACTOR with CLASS one of {', '.join(CLASSES)}")
+        try:
+            factor = float(value)
+        except ValueError:
+            raise ValueError(f"--scale {item!r}: {value!r} is not a number") from None
+        if factor < 0:
+            raise ValueError(f"--scale {item!r}: the factor must be >= 0")
+        scale[name] = factor
+    return scale
+
+
+def _paths(edges: pl.DataFrame, weight: np.ndarray) -> pl.DataFrame:
+    nodes, inverse = np.unique(np.concatenate([edges["src_node"].to_numpy(), edges["dst_node"].to_numpy()]),
+                               return_inverse=True)
+    n = len(edges)
+    steps, step_index = np.unique(edges["step_id"].to_numpy(), return_inverse=True)
+    node_step = np.zeros(len(nodes), dtype=np.int64)
+    node_step[inverse[:n]] = step_index
+    node_step[inverse[n:]] = step_index
+    path, _, ok = longest_paths(len(nodes), inverse[:n], inverse[n:], weight, node_step, len(steps))
+    return pl.DataFrame({"step_id": steps, "path_ns": path, "ok": ok})
+
+
+def whatif(con, scenarios: list[tuple[str, dict[str, float]]], trace_ids: list[str] | None = None) -> pl.DataFrame:
+    """Per trace, step and scenario: baseline_ns, whatif_ns, saved_ns and saved_pct."""
+    where = "" if trace_ids is None else "WHERE trace_id IN (SELECT unnest(?))"
+    params = [] if trace_ids is None else [trace_ids]
+    all_edges = con.sql(f"SELECT trace_id, step_id, src_node, dst_node, weight_ns, class FROM cp_edges {where} "
+                        "ORDER BY trace_id, edge_id", params=params).pl()
+    steps = con.sql(f"SELECT trace_id, step_id, pid, step, step_index FROM cp_steps {where}", params=params).pl()
+    rows = []
+    for (trace_id,), edges in all_edges.group_by("trace_id", maintain_order=True):
+        weight = edges["weight_ns"].to_numpy()
+        base = _paths(edges, weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
+        cls = edges["class"].to_numpy()
+        for label, scale in scenarios:
+            factor = np.ones(len(edges))
+            for name, f in scale.items():
+                factor[cls == name] = f
+            scaled = np.rint(weight * factor).astype(np.int64)
+            res = _paths(edges, scaled).rename({"path_ns": "whatif_ns"})
+            rows.append(base.join(res, on="step_id").filter(pl.col("ok") & pl.col("base_ok"))
+                        .select(pl.lit(trace_id).alias("trace_id"), "step_id", pl.lit(label).alias("scenario"),
+                                "baseline_ns", "whatif_ns"))
+    if not rows:
+        return pl.DataFrame(schema={"trace_id": pl.String, "pid": pl.Int64, "step": pl.String,
+                                    "step_index": pl.Int64, "scenario": pl.String, "baseline_ns": pl.Int64,
+                                    "whatif_ns": pl.Int64, "saved_ns": pl.Int64, "saved_pct": pl.Float64})
+    out = pl.concat(rows).join(steps, on=["trace_id", "step_id"])
+    return out.select("trace_id", "pid", "step", "step_index", "scenario", "baseline_ns", "whatif_ns",
+                      (pl.col("baseline_ns") - pl.col("whatif_ns")).alias("saved_ns"),
+                      pl.when(pl.col("baseline_ns") > 0).then(100.0 * (pl.col("baseline_ns") - pl.col("whatif_ns"))
+                              / pl.col("baseline_ns")).alias("saved_pct"),
+                      ).sort("trace_id", "pid", "step_index", maintain_order=True)
