@@ -29,10 +29,12 @@ def solve(graph: Graph, edges: pl.DataFrame | None = None) -> tuple[np.ndarray, 
     """Longest path per step over `edges` (default: the graph's measured edges, without 'launch_order')."""
     if edges is None:
         edges = graph.edges.filter(pl.col("edge_type") != "launch_order")
-    n_nodes = 2 * graph.events.height
-    node_step = np.repeat(graph.events.sort("ev")["step_id"].to_numpy(), 2) if n_nodes else np.zeros(0, np.int64)
+    events = graph.events.sort("ev")
+    n_nodes = 2 * events.height
+    node_step = np.repeat(events["step_id"].to_numpy(), 2)
+    node_ts = np.column_stack([events["start_ns"].to_numpy(), events["end_ns"].to_numpy()]).reshape(-1)
     return longest_paths(n_nodes, edges["src"].to_numpy(), edges["dst"].to_numpy(), edges["weight_ns"].to_numpy(),
-                         node_step, graph.steps.height)
+                         node_step, graph.steps.height, node_ts)
 
 
 def build(tables: dict[str, pa.Table], hta_compat: bool = False) -> tuple[dict[str, pa.Table], list[str]]:

@@ -45,16 +45,25 @@ def parse_scale(items: list[str]) -> dict[str, float]:
     return scale
 
 
-def _paths(edges: pl.DataFrame, weight: np.ndarray) -> pl.DataFrame:
-    nodes, inverse = np.unique(np.concatenate([edges["src_node"].to_numpy(), edges["dst_node"].to_numpy()]),
-                               return_inverse=True)
-    n = len(edges)
-    steps, step_index = np.unique(edges["step_id"].to_numpy(), return_inverse=True)
-    node_step = np.zeros(len(nodes), dtype=np.int64)
-    node_step[inverse[:n]] = step_index
-    node_step[inverse[n:]] = step_index
-    path, _, ok = longest_paths(len(nodes), inverse[:n], inverse[n:], weight, node_step, len(steps))
-    return pl.DataFrame({"step_id": steps, "path_ns": path, "ok": ok})
+class _Graph:
+    """One trace's edges with dense node numbers, ready for repeated longest-path runs."""
+
+    def __init__(self, edges: pl.DataFrame, node_ts: pl.DataFrame):
+        nodes, inverse = np.unique(np.concatenate([edges["src_node"].to_numpy(), edges["dst_node"].to_numpy()]),
+                                   return_inverse=True)
+        n = len(edges)
+        self.steps, step_index = np.unique(edges["step_id"].to_numpy(), return_inverse=True)
+        self.node_step = np.zeros(len(nodes), dtype=np.int64)
+        self.node_step[inverse[:n]] = step_index
+        self.node_step[inverse[n:]] = step_index
+        self.src, self.dst, self.n_nodes = inverse[:n], inverse[n:], len(nodes)
+        self.node_ts = (pl.DataFrame({"node_id": nodes}).join(node_ts, on="node_id", how="left", maintain_order="left")
+                        ["ts_ns"].fill_null(0).to_numpy())
+
+    def paths(self, weight: np.ndarray) -> pl.DataFrame:
+        path, _, ok = longest_paths(self.n_nodes, self.src, self.dst, weight, self.node_step, len(self.steps),
+                                    self.node_ts)
+        return pl.DataFrame({"step_id": self.steps, "path_ns": path, "ok": ok})
 
 
 def whatif(con, scenarios: list[tuple[str, dict[str, float]]], trace_ids: list[str] | None = None) -> pl.DataFrame:
@@ -64,17 +73,20 @@ def whatif(con, scenarios: list[tuple[str, dict[str, float]]], trace_ids: list[s
     all_edges = con.sql(f"SELECT trace_id, step_id, src_node, dst_node, weight_ns, class FROM cp_edges {where} "
                         "ORDER BY trace_id, edge_id", params=params).pl()
     steps = con.sql(f"SELECT trace_id, step_id, pid, step, step_index FROM cp_steps {where}", params=params).pl()
+    all_nodes = con.sql(f"SELECT trace_id, node_id, ts_ns FROM cp_nodes {where}", params=params).pl()
     rows = []
     for (trace_id,), edges in all_edges.group_by("trace_id", maintain_order=True):
+        nodes = all_nodes.filter(pl.col("trace_id") == trace_id)
+        graph = _Graph(edges, nodes.select("node_id", "ts_ns"))
         weight = edges["weight_ns"].to_numpy()
-        base = _paths(edges, weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
+        base = graph.paths(weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
         cls = edges["class"].to_numpy()
         for label, scale in scenarios:
             factor = np.ones(len(edges))
             for name, f in scale.items():
                 factor[cls == name] = f
             scaled = np.rint(weight * factor).astype(np.int64)
-            res = _paths(edges, scaled).rename({"path_ns": "whatif_ns"})
+            res = graph.paths(scaled).rename({"path_ns": "whatif_ns"})
             rows.append(base.join(res, on="step_id").filter(pl.col("ok") & pl.col("base_ok"))
                         .select(pl.lit(trace_id).alias("trace_id"), "step_id", pl.lit(label).alias("scenario"),
                                 "baseline_ns", "whatif_ns"))
