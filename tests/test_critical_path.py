@@ -13,7 +13,7 @@ import pytest
 from conftest import DATA, REPO
 from tracelake.analysis import critpath_build, critpath_whatif
 from tracelake.analysis.cli import main
-from tracelake.analysis.lake import connect
+from tracelake.analysis.database import connect
 from tracelake.ingest.dispatch import ingest_file
 
 GOLDEN = REPO / "tests" / "golden" / "critical_path"
