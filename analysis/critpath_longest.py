@@ -16,8 +16,9 @@ import numpy as np
 MAX_REPAIR_ROUNDS = 1000
 
 
-def _topological_rank(n_nodes: int, src: np.ndarray, dst: np.ndarray, node_ts: np.ndarray) -> np.ndarray | None:
-    """A rank per node with rank[src] < rank[dst] for every edge, from the times; None on a cycle."""
+def topological_rank(src: np.ndarray, dst: np.ndarray, node_ts: np.ndarray) -> np.ndarray | None:
+    """A rank per node with rank[src] < rank[dst] for every edge, from the times; None on a cycle.
+    It depends on the edges only, not their weights: what-if re-runs compute it once."""
     rank = node_ts.astype(np.int64) * 4
     for _ in range(MAX_REPAIR_ROUNDS):
         bad = rank[src] >= rank[dst]
@@ -28,8 +29,10 @@ def _topological_rank(n_nodes: int, src: np.ndarray, dst: np.ndarray, node_ts: n
 
 
 def longest_paths(n_nodes: int, src: np.ndarray, dst: np.ndarray, weight: np.ndarray,
-                  node_step: np.ndarray, n_steps: int, node_ts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  node_step: np.ndarray, n_steps: int, node_ts: np.ndarray,
+                  rank: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per step, the longest path over the edges (weights >= 0; a path may start at any node).
+    `rank`: topological_rank of these edges, when already known.
 
     Returns (path length per step, position on its step's path per edge (-1 when off it), ok per
     step). Steps whose edges form a cycle (never built by critpath_graph, but defended) get
@@ -41,7 +44,8 @@ def longest_paths(n_nodes: int, src: np.ndarray, dst: np.ndarray, weight: np.nda
     ok = np.ones(n_steps, dtype=bool)
     if n_edges == 0:
         return path, on_path, ok
-    rank = _topological_rank(n_nodes, src, dst, node_ts)
+    if rank is None:
+        rank = topological_rank(src, dst, node_ts)
     if rank is None:  # drop the steps with a cycle and try again
         bad_steps = np.unique(node_step[src[_cycle_edges(n_nodes, src, dst)]])
         ok[bad_steps] = False

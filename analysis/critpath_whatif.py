@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from .critpath_graph import CLASSES
-from .critpath_longest import longest_paths
+from .critpath_longest import longest_paths, topological_rank
 
 # Scenarios the report shows: (label, {class: factor}).
 STANDARD_SCENARIOS: tuple[tuple[str, dict[str, float]], ...] = (
@@ -59,10 +59,11 @@ class _Graph:
         self.src, self.dst, self.n_nodes = inverse[:n], inverse[n:], len(nodes)
         self.node_ts = (pl.DataFrame({"node_id": nodes}).join(node_ts, on="node_id", how="left", maintain_order="left")
                         ["ts_ns"].fill_null(0).to_numpy())
+        self.rank = topological_rank(self.src, self.dst, self.node_ts)  # None on a cycle: longest_paths copes
 
     def paths(self, weight: np.ndarray) -> pl.DataFrame:
         path, _, ok = longest_paths(self.n_nodes, self.src, self.dst, weight, self.node_step, len(self.steps),
-                                    self.node_ts)
+                                    self.node_ts, self.rank)
         return pl.DataFrame({"step_id": self.steps, "path_ns": path, "ok": ok})
 
 

@@ -8,6 +8,8 @@ for name in torch-2.11_mnist-cnn-train_h100 torch-2.11_resnet50-train-fp32-pagea
             torch-2.11_gpt2-small-train-bf16_h100 torch-2.11_mlp-compiled-inference-fp16_h100; do
     $HTA $OUT/hta_critical_path.py /work/shared/traces/pytorch/$name.pt.trace.json.gz $OUT/$name
 done
+$HTA $OUT/hta_critical_path.py /work/shared/traces/pytorch/torch-2.11_gpt2-ddp-2rank_h200x2/rank0.pt.trace.json.gz \
+    $OUT/torch-2.11_gpt2-ddp-2rank_h200x2.rank0
 # Recorded with CUDA sync events (tests/recorded/README.md)
 for name in torch-2.11_critpath-host-sync_h100 torch-2.11_critpath-multistream_h100 \
             torch-2.11_gpt-train-bf16-sdpa_h100; do
