@@ -63,7 +63,10 @@ def longest_paths(n_nodes: int, src: np.ndarray, dst: np.ndarray, weight: np.nda
             dist[d] = nd
             pred[d] = e
     dist_a = np.asarray(dist, dtype=np.int64)
-    touched = np.unique(np.concatenate([src, dst]))
+    in_graph = np.zeros(n_nodes, dtype=bool)
+    in_graph[src] = True
+    in_graph[dst] = True
+    touched = np.flatnonzero(in_graph)
     # each step's path ends at its node of largest distance (the earliest-ranked one on ties)
     by = np.lexsort((rank[touched], -dist_a[touched], node_step[touched]))
     cand = touched[by]
