@@ -183,7 +183,8 @@ def report(args) -> int:
             scope = next(iter(trace_scopes(con, chosen)))
             scoped = connect_scoped(lake_path(con), list(scope))
             try:
-                page = trace_report(scoped, chosen[0], version=__version__)
+                page = trace_report(scoped, chosen[0], version=__version__,
+                                    whatif=critpath_whatif.report_rows(scoped, chosen[0]))
             finally:
                 scoped.close()
             write_atomically(out, page)

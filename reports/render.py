@@ -32,12 +32,15 @@ class TracePage:
     index_row: dict  # the trace's row on the index page (the columns of data.index_rows)
 
 
-def trace_report(con, trace_id: str, links: dict[str, str] | None = None, *, version: str) -> str:
-    return trace_page(con, trace_id, links, version=version).html
+def trace_report(con, trace_id: str, links: dict[str, str] | None = None, *, version: str,
+                 whatif: list[dict] | None = None) -> str:
+    return trace_page(con, trace_id, links, version=version, whatif=whatif).html
 
 
-def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, version: str) -> TracePage:
-    """links: trace id -> relative link of its page, for the per-rank section."""
+def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, version: str,
+               whatif: list[dict] | None = None) -> TracePage:
+    """links: trace id -> relative link of its page, for the per-rank section. whatif: the critical
+    path's what-if rows (analysis.critpath_whatif.report_rows), when the caller computed them."""
     h = data.header(con, trace_id)
     chart_specs = []
     util = data.utilization(con, trace_id)
@@ -93,7 +96,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
         ranks=data.rank_rows(con, trace_id), links=links or {}, version=version,
-        critical=critical.to_dicts(), critical_ops=data.critical_path_ops(con, trace_id) if critical.height else [])
+        critical=critical.to_dicts(), critical_ops=data.critical_path_ops(con, trace_id) if critical.height else [],
+        whatif=whatif or [])
     return TracePage(html, index_row)
 
 

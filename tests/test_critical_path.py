@@ -267,3 +267,17 @@ def test_longest_path_walk_on_small_graphs():
     path, order, ok = longest_paths(6, src, dst, weight, np.array([0, 0, 0, 0, 1, 1]), 2, node_ts)
     assert path.tolist() == [21, 0] and ok.tolist() == [True, False]
     assert order.tolist() == [-1, -1, 0, 1, -1, -1]
+
+
+def test_report_shows_the_path_and_the_whatif(tiny_lake):
+    from tracelake.reports.render import trace_report
+
+    [(trace_id,)] = tiny_lake.sql("SELECT trace_id FROM traces WHERE trace_id LIKE 'tiny-sync%'").fetchall()
+    rows = critpath_whatif.report_rows(tiny_lake, trace_id)
+    # launch halved: 88 -> 83 µs; CPU halved: its 10 + 3 µs on the path halve, 88 -> 81.5; K halved: 58
+    assert [(r["scenario"], r["baseline_ns"], r["whatif_ns"]) for r in rows] == [
+        ("launch overhead halved", 88_000, 83_000), ("CPU time halved", 88_000, 81_500),
+        ("GPU compute 2x faster", 88_000, 58_000)]
+    html = trace_report(tiny_lake, trace_id, version="test", whatif=rows)
+    assert "<h2>Critical path</h2>" in html and "<h2>Critical path per step</h2>" in html
+    assert "GPU compute 2x faster" in html and "bound by" in html
