@@ -5,17 +5,26 @@ File header (see docs/sql.md):
     -- depends: kernels, memcpy          (views or tables it reads; base tables are always there;
     --          more, names               continuation lines are indented)
     -- @column <name>  <meaning, with units>
+    -- materialize: per trace           (optional: the file's views are derived tables; see below)
 A file may create several views and macros; each must be named in its header.
+
+`-- materialize: per trace` (all the views the file creates) or `-- materialize: per trace: a, b`
+(those named) marks views whose rows for a trace depend only on that trace and its run's other
+ranks: analysis/derive.py computes them per trace into the lake and the database serves them from
+there under the same name.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from importlib import resources
 
 _CREATES = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE)\s+([A-Za-z_][A-Za-z0-9_]*)", re.I)
 # '-- depends: a, b' plus continuation lines indented under it ('--          c, d')
+_VIEW = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+([A-Za-z_][A-Za-z0-9_]*)", re.I)
+_MATERIALIZE = re.compile(r"^--\s*materialize:\s*per trace\s*(?::\s*([\w, ]+))?$", re.M)
 _DEPENDS = re.compile(r"^--\s*depends:\s*(.*(?:\n--\s{2,}[\w, ]+$)*)", re.M)
 
 
@@ -25,6 +34,7 @@ class SqlFile:
     text: str
     creates: tuple[str, ...]
     depends: tuple[str, ...]
+    materialized: tuple[str, ...] = ()  # views derived per trace (`-- materialize: per trace`)
 
 
 def _sql_root():
@@ -44,10 +54,51 @@ def load_files() -> list[SqlFile]:
                 for block in _DEPENDS.findall(text):
                     names = block.replace("--", ",").replace("\n", ",")
                     depends.extend(d.strip() for d in names.split(",") if d.strip() and d.strip() != "(none)")
-                files.append(SqlFile(f"{prefix}{child.name}", text, tuple(_CREATES.findall(text)), tuple(depends)))
+                files.append(SqlFile(f"{prefix}{child.name}", text, tuple(_CREATES.findall(text)), tuple(depends),
+                                     _materialized(text)))
 
     walk(_sql_root())
     return files
+
+
+def _materialized(text: str) -> tuple[str, ...]:
+    m = _MATERIALIZE.search(text)
+    if not m:
+        return ()
+    views = _VIEW.findall(text)
+    if not m.group(1):
+        return tuple(views)
+    named = tuple(v.strip() for v in m.group(1).split(",") if v.strip())
+    unknown = set(named) - set(views)
+    if unknown:
+        raise ValueError(f"materialize names views the file does not create: {sorted(unknown)}")
+    return named
+
+
+def materialized(files: list[SqlFile] | None = None) -> dict[str, str]:
+    """Every materialized view -> the fingerprint of its SQL: its file's text and those of all the
+    files it depends on, transitively (a change anywhere below it changes its fingerprint)."""
+    files = load_files() if files is None else files
+    creator = {name: f for f in files for name in f.creates}
+    out = {}
+    provided = {d for f in files for d in f.depends} - set(creator)
+    for f in ordered(files, provided):
+        if not f.materialized:
+            continue
+        seen: dict[str, str] = {}
+        stack = [f]
+        while stack:
+            g = stack.pop()
+            if g.path in seen:
+                continue
+            seen[g.path] = g.text
+            stack.extend(creator[d] for d in g.depends if d in creator)
+        h = hashlib.sha256()
+        for path in sorted(seen):
+            h.update(path.encode() + b"\0" + seen[path].encode() + b"\0")
+        for view in f.materialized:
+            out[view] = h.hexdigest()[:12]
+    return out
 
 
 def ordered(files: list[SqlFile], provided: set[str]) -> list[SqlFile]:

@@ -19,7 +19,7 @@ import pyarrow as pa
 from tracelake.ingest import lake_layout
 from tracelake.ingest.schema import TABLES
 
-from . import __version__, catalog
+from . import __version__, catalog, derive
 
 DB_FILE = "tracelake.duckdb"
 
@@ -57,10 +57,13 @@ def _catalog_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def build_database(lake: str | Path) -> Path:
-    """(Re)write <lake>/tracelake.duckdb: base table views, every sql/ view, and _lake_info."""
+def build_database(lake: str | Path, jobs: int = 1) -> Path:
+    """(Re)write <lake>/tracelake.duckdb: base table views, every sql/ view (materialized ones
+    served from their derived partitions, derived first where missing: analysis/derive.py), and
+    _lake_info. jobs: worker processes for that derivation."""
     lake = Path(lake).resolve()
     lake.mkdir(parents=True, exist_ok=True)
+    derive.derive(lake, derive.plan(lake), jobs=jobs)
     db = lake / DB_FILE
     tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"
     tmp.unlink(missing_ok=True)
@@ -73,6 +76,7 @@ def build_database(lake: str | Path) -> Path:
         # views again when they are queried, so they read the files from then on.
         base_tables(con, lake, trace_ids=[])
         catalog.install(con, set(TABLES))
+        derive.serve(con, lake)
         base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
         con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _catalog_fingerprint(), __version__])

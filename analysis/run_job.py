@@ -21,6 +21,7 @@ from tracelake.ingest.discover import discover
 from tracelake.ingest.identity import file_sha256
 from tracelake.ingest.lake_layout import delete_trace, lake_index, prepare_for_writing
 
+from . import derive
 from .database import build_database
 from .ingest_job import FileOutcome, ingest_one
 from .worker_pool import process_pool
@@ -34,6 +35,7 @@ class RunSummary:
     lake: str
     files: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    derive_warnings: list[str] = field(default_factory=list)  # materialized views not derived for a trace
 
     @property
     def failed(self) -> int:
@@ -81,11 +83,13 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
             summary.files.append(asdict(FileOutcome(path, "unchanged", previous[1])))
         else:
             todo.append(path)
+    gone_from = set()  # folders that lost a trace: their runs' other ranks are derived again
     if prune:
         present = set(files)
         for path, (_, trace_id) in known.items():
             if path not in present and not os.path.exists(path):
                 delete_trace(lake, trace_id)
+                gone_from.add(os.path.dirname(path))
                 summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
     done = 0
     for outcome in _execute(todo, lake, jobs, executor, scheduler):
@@ -93,9 +97,14 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
             outcome.status = "skipped"
         if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
             delete_trace(lake, known[outcome.path][1])  # the file changed: drop its old trace
+            gone_from.add(os.path.dirname(outcome.path))
         done += 1
         on_outcome(outcome, done, len(todo))
         summary.files.append(asdict(outcome))
+    # the materialized views of the new traces and of their runs' other ranks, in the same workers
+    fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
+    summary.derive_warnings = derive.derive(lake, derive.plan(lake, fresh, gone_from), jobs or os.cpu_count() or 1,
+                                            executor, scheduler)
     build_database(lake)
     summary.seconds = time.perf_counter() - t0
     return summary

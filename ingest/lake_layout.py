@@ -2,11 +2,16 @@
 
     <lake>/<table>/trace_id=<trace_id>/data.parquet    a partition: one table of one trace
     <lake>/.staging/<trace_id>.<random>/<table>/       a trace being written
+    <lake>/derived/<view>@<sql fingerprint>/trace_id=<trace_id>/data.parquet
+                                                       a materialized view's rows for one trace
     <lake>/tracelake.duckdb                            the database (analysis/database.py)
 
 Every table is written for every trace (hive partitioning: `trace_id` is the partition value, not
 a column inside the files). A trace is complete exactly when its `traces` partition exists: a
 writer renames the other tables into place first and `traces` last, and removes `traces` first.
+Derived partitions (analysis/derive.py) are computed from a trace's tables and belong to it: they
+are removed with it. Their folder is named after the view and a fingerprint of its SQL, so a
+changed view is a new folder that no trace has yet, and the old folder is removed once unused.
 Everything else (the writer, the database, the batch job) asks this module for paths and lists.
 """
 
@@ -22,6 +27,7 @@ import pyarrow.parquet as pq
 from .schema import TABLES
 
 STAGING = ".staging"
+DERIVED = "derived"
 _KEY = "trace_id="
 _FILE = "data.parquet"
 # How docs spell a partition's path (docs/schema.md is generated with it).
@@ -48,6 +54,43 @@ def table_files(lake: Path, table: str, trace_ids: list[str] | None = None) -> l
     if trace_ids is None:
         return [str(lake / table / f"{_KEY}*" / _FILE)] if any((lake / table).glob(f"{_KEY}*/{_FILE}")) else []
     return [str(f) for t in trace_ids if (f := partition_file(lake, table, t)).exists()]
+
+
+def derived_dir(lake: Path, view: str, fingerprint: str) -> Path:
+    return Path(lake) / DERIVED / f"{view}@{fingerprint}"
+
+
+def derived_file(lake: Path, view: str, fingerprint: str, trace_id: str) -> Path:
+    return derived_dir(lake, view, fingerprint) / f"{_KEY}{trace_id}" / _FILE
+
+
+def derived_glob(lake: Path, view: str, fingerprint: str) -> str:
+    return str(derived_dir(lake, view, fingerprint) / f"{_KEY}*" / _FILE)
+
+
+def derived_trace_ids(lake: Path, view: str, fingerprint: str) -> set[str]:
+    """Traces whose partition of this derived table exists (one directory listing)."""
+    try:
+        with os.scandir(derived_dir(lake, view, fingerprint)) as it:
+            return {e.name.removeprefix(_KEY) for e in it if e.name.startswith(_KEY)}
+    except FileNotFoundError:
+        return set()
+
+
+def publish_derived(lake: Path, view: str, fingerprint: str, trace_id: str, staged: Path) -> None:
+    """Move a derived partition written at `staged` (a file) into place, replacing the old one."""
+    final = derived_file(lake, view, fingerprint, trace_id)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(staged, final)
+
+
+def remove_derived_except(lake: Path, current: set[str]) -> None:
+    """Delete the derived folders of views or fingerprints not in `current` (<view>@<fingerprint> names)."""
+    root = Path(lake) / DERIVED
+    if root.is_dir():
+        for d in root.iterdir():
+            if d.name not in current:
+                shutil.rmtree(d, ignore_errors=True)
 
 
 def is_lake(lake: Path) -> bool:
@@ -85,6 +128,15 @@ def delete_trace(lake: Path, trace_id: str) -> None:
     """Remove a trace: its `traces` row first, so a crash midway leaves it incomplete, not half-valid."""
     for name in ["traces"] + [n for n in TABLES if n != "traces"]:
         shutil.rmtree(partition_dir(lake, name, trace_id), ignore_errors=True)
+    _remove_derived(lake, {trace_id})
+
+
+def _remove_derived(lake: Path, trace_ids: set[str]) -> None:
+    root = Path(lake) / DERIVED
+    if root.is_dir():
+        for d in root.iterdir():
+            for t in trace_ids:
+                shutil.rmtree(d / f"{_KEY}{t}", ignore_errors=True)
 
 
 def complete_trace_ids(lake: Path) -> set[str]:
@@ -108,6 +160,12 @@ def remove_incomplete(lake: Path) -> list[str]:
             if trace_id not in complete:
                 shutil.rmtree(part, ignore_errors=True)
                 removed.add(trace_id)
+    root = lake / DERIVED
+    if root.is_dir():
+        for d in root.iterdir():
+            for part in d.iterdir() if d.is_dir() else ():
+                if trace_id_of(part) not in complete:
+                    shutil.rmtree(part, ignore_errors=True)
     shutil.rmtree(lake / STAGING, ignore_errors=True)
     return sorted(removed)
 

@@ -2,6 +2,7 @@
 -- (NVIDIA's cuda_api_sum). One row per trace and name.
 --
 -- depends: api, duration_stats
+-- materialize: per trace
 --
 -- @column trace_id    Trace.
 -- @column name        API name without the '_vNNNN' suffix.

@@ -6,6 +6,7 @@
 -- '(unresolved)'. One row per trace, process and function.
 --
 -- depends: cpu_samples, callchains
+-- materialize: per trace
 --
 -- @column trace_id       Trace.
 -- @column pid            Process.

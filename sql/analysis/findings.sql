@@ -8,6 +8,7 @@
 --          finding_fp32_gemm, finding_launch_bound, finding_host_sync_in_step,
 --          finding_pageable_copy_in_step, finding_gpu_idle_in_step, finding_straggler_rank,
 --          finding_critical_path
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name.

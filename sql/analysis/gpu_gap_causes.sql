@@ -13,6 +13,7 @@
 -- gpu_gap_causes: the same for gaps longer than 100 us.
 --
 -- depends: gpu_gaps, gpu_ops, api, cpu_ops, annotations
+-- materialize: per trace
 --
 -- @column trace_id         Trace.
 -- @column pid              Process.

@@ -4,6 +4,7 @@
 -- gpu_gaps: the same with NVIDIA's default threshold, 500 ms.
 --
 -- depends: gpu_busy, gpu_active_range, intervals_gaps
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column pid          Process.

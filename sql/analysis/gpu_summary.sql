@@ -2,6 +2,7 @@
 -- cuda_gpu_sum, like nvprof --print-gpu-summary). One row per trace and name.
 --
 -- depends: gpu_ops, duration_stats
+-- materialize: per trace
 --
 -- @column trace_id    Trace.
 -- @column category    'CUDA_KERNEL' or 'MEMORY_OPER' (NVIDIA's labels).

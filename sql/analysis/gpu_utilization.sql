@@ -5,6 +5,7 @@
 -- up, so it can exceed 100). One row per chunk.
 --
 -- depends: gpu_busy, gpu_active_range
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column pid          Process.

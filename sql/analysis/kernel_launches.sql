@@ -4,6 +4,7 @@
 -- call is in the trace.
 --
 -- depends: kernels, api
+-- materialize: per trace: kernel_launch_summary
 --
 -- @column trace_id           Trace.
 -- @column pid                Process.

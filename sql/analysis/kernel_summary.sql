@@ -2,6 +2,7 @@
 -- cuda_gpu_kern_sum). One row per trace and kernel name.
 --
 -- depends: kernels, duration_stats
+-- materialize: per trace
 --
 -- @column trace_id    Trace.
 -- @column name        Kernel name (demangled, as nsys prints it).

@@ -2,6 +2,7 @@
 -- (NVIDIA's cuda_gpu_mem_time_sum). One row per trace and operation.
 --
 -- depends: gpu_ops, duration_stats
+-- materialize: per trace
 --
 -- @column trace_id    Trace.
 -- @column operation   '[CUDA memcpy Host-to-Device]', ..., '[CUDA memset]'.

@@ -3,6 +3,7 @@
 -- ProfilerStep#N). One row per trace, range name and style.
 --
 -- depends: nvtx_ranges, duration_stats
+-- materialize: per trace
 --
 -- @column trace_id    Trace.
 -- @column range       Range name; for NVTX '<domain>:<text>' as NVIDIA prints it

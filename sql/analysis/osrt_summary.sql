@@ -4,6 +4,7 @@
 -- '[Unknown]'), not calls, and are left out as NVIDIA does.
 --
 -- depends: os_runtime_calls, duration_stats
+-- materialize: per trace
 --
 -- @column trace_id    Trace.
 -- @column name        Function name.

@@ -3,6 +3,7 @@
 -- long two or more streams were busy at once. One row per trace and process.
 --
 -- depends: gpu_class_union_ns, gpu_ops, traces, intervals_union, intervals_overlap_count
+-- materialize: per trace
 --
 -- @column trace_id                  Trace.
 -- @column rank                      Distributed rank (NULL when unknown).

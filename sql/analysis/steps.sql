@@ -5,6 +5,7 @@
 -- steps: the same for names like 'ProfilerStep#12', 'step 3', 'step_3'.
 --
 -- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, intervals_union_ns
+-- materialize: per trace
 --
 -- @column trace_id          Trace.
 -- @column rank              Distributed rank (NULL when unknown).

@@ -13,6 +13,7 @@
 -- launchers) as compute kernels, which inflates compute on compiled models.
 --
 -- depends: gpu_class_union_ns, traces
+-- materialize: per trace
 --
 -- @column trace_id            Trace.
 -- @column rank                Distributed rank (NULL when the trace does not say).

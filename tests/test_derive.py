@@ -1,0 +1,122 @@
+"""Materialized views (analysis/derive.py): the derived table the lake's database serves for a trace
+equals the view evaluated directly over the lake's tables, and derivation is incremental."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import shutil
+
+import pytest
+from tracelake.analysis import catalog, derive
+from tracelake.analysis.database import ScopedDatabase, build_database, connect
+from tracelake.ingest import lake_layout
+
+from conftest import DATA
+
+MATERIALIZED = derive.current()
+
+
+def _rows(con, sql: str, params: list) -> list[tuple]:
+    rows = con.execute(sql, params).fetchall()
+    return sorted(rows, key=lambda r: tuple((x is None, str(x)) for x in r))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    if isinstance(a, list) and isinstance(b, list):  # list(DISTINCT ...) has no order (callctx_bottomup.callers)
+        a, b = sorted(a, key=str), sorted(b, key=str)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def _check_lake(lake, trace_ids: list[str] | None = None) -> int:
+    """Every materialized view served by the lake's database, for each trace, against the view
+    evaluated directly on an in-memory database of the whole lake (or of the traces' runs)."""
+    served = connect(lake)
+    ids = trace_ids or sorted(lake_layout.complete_trace_ids(lake))
+    keys = derive.run_keys(lake)
+    scope = sorted(t for t in keys if keys[t] in {keys[i] for i in ids})
+    direct = ScopedDatabase(lake).load(scope)
+    checked = 0
+    try:
+        for view in MATERIALIZED:
+            definition = served.execute("SELECT sql FROM duckdb_views() WHERE view_name = ?", [view]).fetchone()[0]
+            assert "derived" in definition, f"{view} is not served from its derived table"
+            assert [c[:2] for c in served.execute(f"DESCRIBE {view}").fetchall()] == \
+                [c[:2] for c in direct.execute(f"DESCRIBE {view}").fetchall()], f"{view}: columns or types differ"
+            for t in ids:
+                got = _rows(served, f"SELECT * FROM {view} WHERE trace_id = ?", [t])
+                want = _rows(direct, f"SELECT * FROM {view} WHERE trace_id = ?", [t])
+                assert len(got) == len(want), f"{view} {t}: {len(got)} rows derived, {len(want)} evaluated"
+                for g, w in zip(got, want, strict=True):
+                    assert _same(g, w), f"{view} {t}: {g} != {w}"
+                checked += len(got)
+    finally:
+        served.close()
+        direct.close()
+    return checked
+
+
+def test_materialized_views_are_declared():
+    assert {"kernel_summary", "findings", "steps", "temporal_breakdown", "gpu_gaps", "callctx_topdown"} <= set(MATERIALIZED)
+    with pytest.raises(ValueError, match="does not create"):
+        catalog._materialized("-- materialize: per trace: nope\nCREATE VIEW yes AS SELECT 1;")
+
+
+def test_derived_tables_equal_their_views_on_the_sample_lake(sample_lake):
+    assert _check_lake(sample_lake) > 1000
+
+
+@pytest.mark.corpus
+def test_derived_tables_equal_their_views_on_corpus_traces(corpus_lake):
+    # the distributed runs (rank files compared with each other) and a few single traces
+    keys = derive.run_keys(corpus_lake)
+    runs = {k for k in keys.values() if not k.startswith("trace|")}
+    ids = sorted(t for t in keys if keys[t] in sorted(runs)[:1]) + sorted(t for t in keys if keys[t].startswith("trace|"))[:3]
+    assert _check_lake(corpus_lake, ids) > 0
+
+
+def _inodes(lake) -> dict:
+    return {p.relative_to(lake).as_posix(): p.stat().st_ino for p in (lake / lake_layout.DERIVED).rglob("*.parquet")}
+
+
+def test_a_changed_view_is_derived_again_alone_from_the_lake(sample_lake, tmp_path, monkeypatch):
+    lake = tmp_path / "lake"
+    shutil.copytree(sample_lake, lake, copy_function=shutil.copy2)
+    before = _inodes(lake)
+    changed = dict(MATERIALIZED, kernel_summary="0" * 12)
+    monkeypatch.setattr(derive, "current", lambda: changed)
+    build_database(lake)  # what `tracelake relink` and every command on a stale database do
+    after = _inodes(lake)
+    new = {p for p in after if p not in before}
+    assert new and all(p.startswith("derived/kernel_summary@000000000000/") for p in new)
+    assert len(new) == len(lake_layout.complete_trace_ids(lake))
+    assert not any(p.startswith(f"derived/kernel_summary@{MATERIALIZED['kernel_summary']}/") for p in after)
+    assert all(after[p] == before[p] for p in after if p in before)  # nothing else written again
+
+
+def test_run_derives_only_the_changed_trace(tmp_path):
+    from tracelake.analysis import run_job
+
+    src = tmp_path / "traces"
+    src.mkdir()
+    for f in sorted(DATA.glob("torch-2.11_*"), key=lambda f: f.stat().st_size)[:2]:
+        shutil.copy(f, src / f.name)
+    out = tmp_path / "out"
+    run_job.run([str(src)], out, jobs=1)
+    lake = out / "lake"
+    before = _inodes(lake)
+    changed = sorted(src.iterdir())[0]
+    text = gzip.decompress(changed.read_bytes())
+    changed.write_bytes(gzip.compress(text + b"\n"))  # same events, new content
+    summary = run_job.run([str(src)], out, jobs=1)
+    [fresh] = [f["trace_id"] for f in summary.files if f["status"] == "ok"]
+    after = _inodes(lake)
+    assert {p for p in after if p not in before} == {p for p in after if f"trace_id={fresh}/" in p}
+    assert all(after[p] == before[p] for p in after if f"trace_id={fresh}/" not in p)
+    assert sum(f"trace_id={fresh}/" in p for p in after) == len(MATERIALIZED)
