@@ -19,7 +19,7 @@ import pyarrow as pa
 from tracelake.ingest import lake_layout
 from tracelake.ingest.schema import TABLES
 
-from . import __version__, catalog, derive
+from . import __version__, catalog, derive, lake_scan
 
 DB_FILE = "tracelake.duckdb"
 
@@ -33,9 +33,14 @@ def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def base_tables(con, lake: Path, trace_ids: list[str] | None = None, kind: str = "VIEW") -> None:
-    """(Re)create every base table on `con` as a VIEW over its Parquet partitions or as an in-memory
-    TABLE of them: all partitions, or those of `trace_ids` ([] gives empty typed relations)."""
+def _empty(spec) -> str:
+    typed = ", ".join(f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}" for c in spec.columns)
+    return f"SELECT {typed} WHERE false"
+
+
+def base_tables(con, lake: Path, trace_ids: list[str]) -> None:
+    """(Re)create every base table on `con` as an in-memory TABLE of the partitions of `trace_ids`
+    ([] gives empty typed tables)."""
     for table, spec in TABLES.items():
         cols = ", ".join(c.name for c in spec.columns)
         files = lake_layout.table_files(lake, table, trace_ids)
@@ -43,10 +48,25 @@ def base_tables(con, lake: Path, trace_ids: list[str] | None = None, kind: str =
             pattern = "[" + ", ".join(_quote(f) for f in files) + "]"
             source = (f"read_parquet({pattern}, hive_partitioning = true, "
                       f"hive_types = {{'trace_id': VARCHAR}}, union_by_name = true)")
-            con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {cols} FROM {source};")
+            con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT {cols} FROM {source};")
         else:
-            typed = ", ".join(f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}" for c in spec.columns)
-            con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {typed} WHERE false;")
+            con.execute(f"CREATE OR REPLACE TABLE {table} AS {_empty(spec)};")
+
+
+def _lake_base_tables(con, lake: Path) -> None:
+    """Every base table as a view over all its partitions (lake_scan.py: the files are listed
+    when a query reads it, not now)."""
+    for table, spec in TABLES.items():
+        lake_scan.placeholder(con, table, ", ".join(c.name for c in spec.columns), _empty(spec))
+
+
+def _point_base_tables(con, lake: Path) -> None:
+    for table in TABLES:
+        files = lake_layout.table_files(lake, table)
+        if files:
+            # union_by_name (older partitions may lack newer columns) opens every file, which
+            # defeats pruning by trace_id: only where the partitions' schemas may differ
+            lake_scan.point(con, table, files, union_by_name=not lake_layout.uniform_schema(lake, table))
 
 
 def _catalog_fingerprint() -> str:
@@ -74,10 +94,10 @@ def build_database(lake: str | Path, jobs: int = 1) -> Path:
         # at the Parquet files: binding a view lists and opens the files of every table it reads,
         # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
         # views again when they are queried, so they read the files from then on.
-        base_tables(con, lake, trace_ids=[])
+        _lake_base_tables(con, lake)
         catalog.install(con, set(TABLES))
         derive.serve(con, lake)
-        base_tables(con, lake)
+        _point_base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
         con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _catalog_fingerprint(), __version__])
     finally:
@@ -129,7 +149,7 @@ class ScopedDatabase:
 
     def load(self, trace_ids: list[str]) -> duckdb.DuckDBPyConnection:
         """Replace the tables by those of `trace_ids` (in memory); returns the connection."""
-        base_tables(self.con, self.lake, trace_ids, kind="TABLE")
+        base_tables(self.con, self.lake, trace_ids)
         return self.con
 
     def close(self) -> None:

@@ -4,6 +4,7 @@
     <lake>/.staging/<trace_id>.<random>/<table>/       a trace being written
     <lake>/derived/<view>@<sql fingerprint>/trace_id=<trace_id>/data.parquet
                                                        a materialized view's rows for one trace
+    <lake>/.schemas/<table>@<hash>                     the schemas the partitions of a table have
     <lake>/tracelake.duckdb                            the database (analysis/database.py)
 
 Every table is written for every trace (hive partitioning: `trace_id` is the partition value, not
@@ -17,6 +18,7 @@ Everything else (the writer, the database, the batch job) asks this module for p
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import uuid
@@ -28,6 +30,7 @@ from .schema import TABLES
 
 STAGING = ".staging"
 DERIVED = "derived"
+SCHEMAS = ".schemas"
 _KEY = "trace_id="
 _FILE = "data.parquet"
 # How docs spell a partition's path (docs/schema.md is generated with it).
@@ -113,7 +116,31 @@ def publish(lake: Path, trace_id: str, staging: Path) -> None:
     for name in [n for n in TABLES if n != "traces"] + ["traces"]:
         final = partition_dir(lake, name, trace_id)
         final.parent.mkdir(parents=True, exist_ok=True)
+        _note_schema(lake, name)
         os.replace(staging / name, final)
+
+
+def _schema_tag(table: str) -> str:
+    return hashlib.sha256(TABLES[table].arrow_schema.to_string().encode()).hexdigest()[:12]
+
+
+def _note_schema(lake: Path, table: str) -> None:
+    """Record the schema this writer's partitions of `table` have (.schemas/<table>@<hash>), before
+    they are moved in. A table that has partitions but no record is from a version that kept none:
+    it gets none, so its schemas stay unknown."""
+    records = Path(lake) / SCHEMAS
+    marker = records / f"{table}@{_schema_tag(table)}"
+    if marker.exists():
+        return
+    if any(records.glob(f"{table}@*")) or not any((Path(lake) / table).glob(f"{_KEY}*")):
+        records.mkdir(exist_ok=True)
+        marker.touch()
+
+
+def uniform_schema(lake: Path, table: str) -> bool:
+    """Whether every partition of `table` has this version's schema (then readers need not open
+    every file to unify schemas, which would defeat pruning by trace_id)."""
+    return {p.name for p in (Path(lake) / SCHEMAS).glob(f"{table}@*")} == {f"{table}@{_schema_tag(table)}"}
 
 
 def discard_staging(staging: Path) -> None:

@@ -4,7 +4,7 @@
 -- top-down and bottom-up views sum over.
 --
 -- depends: callctx_nodes, callctx_gpu_ops
--- materialize: per trace: callctx_topdown, callctx_bottomup, callctx_flat
+-- materialize: per trace
 --
 -- @column trace_id      Trace.
 -- @column tree          'stack' (Python frames > operators, or native backtrace) or 'nvtx' (named ranges).

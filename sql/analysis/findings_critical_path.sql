@@ -5,6 +5,7 @@
 -- as it should be), 'warning' otherwise.
 --
 -- depends: critical_path_summary, critical_path_ops, cp_steps
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column rule         'critical_path_bound'.

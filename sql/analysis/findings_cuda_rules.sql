@@ -13,6 +13,7 @@
 -- per copy; start and duration are the GPU copy's.
 --
 -- depends: memcpy, memset, api, api_all
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name (NVIDIA's where it is one of theirs).

@@ -7,6 +7,7 @@
 --
 -- depends: cpu_op_inputs, cpu_ops, kernels, devices, kernel_launch_summary, temporal_breakdown,
 --          steps, api, memcpy, stragglers, rank_runs
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name.

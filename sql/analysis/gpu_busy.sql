@@ -6,6 +6,7 @@
 -- One row per interval; intervals may overlap.
 --
 -- depends: gpu_ops, profiler_overhead, gpu_active_range
+-- materialize: per trace
 --
 -- @column trace_id    Trace.
 -- @column pid         Process that used the GPU.

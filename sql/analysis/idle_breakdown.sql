@@ -10,7 +10,7 @@
 -- 'consecutive_kernel_delay = 30', which HTA documents as ns but compares with us).
 --
 -- depends: gpu_ops, api, intervals_gaps
--- materialize: per trace: idle_breakdown_by_stream, idle_breakdown_by_device
+-- materialize: per trace
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.

@@ -4,7 +4,7 @@
 -- call is in the trace.
 --
 -- depends: kernels, api
--- materialize: per trace: kernel_launch_summary
+-- materialize: per trace
 --
 -- @column trace_id           Trace.
 -- @column pid                Process.

@@ -7,7 +7,7 @@
 -- without nesting may miss work launched outside its nesting parent.
 --
 -- depends: nvtx_ranges, gpu_ops, api
--- materialize: per trace: nvtx_gpu_summary
+-- materialize: per trace
 --
 -- @column trace_id          Trace.
 -- @column range             Range name (as in nvtx_summary).

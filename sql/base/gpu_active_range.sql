@@ -3,6 +3,7 @@
 -- gpu_utilization cover. One row per trace, process and GPU.
 --
 -- depends: gpu_ops
+-- materialize: per trace
 --
 -- @column trace_id    Trace.
 -- @column pid         Process.

@@ -3,6 +3,7 @@
 -- with the same world size whose time spans overlap (rank from distributedInfo).
 --
 -- depends: gpu_op_class, traces, intervals_union
+-- materialize: per trace
 --
 -- @column trace_id  Trace.
 -- @column pid       Process.
