@@ -28,6 +28,7 @@ CAUSE_COLORS = {
     "host_late": "#d35454",
     "gpu_dependency": "#8e44ad",
     "unknown": "#9aa5b1",
+    "in_graph": "#2e86c1",
 }
 
 

@@ -1,15 +1,32 @@
--- steps_matching(pattern): per training iteration: the CPU-side ranges whose name
--- matches the regular expression `pattern` (ProfilerStep#N, or NVTX/annotation ranges
--- the user names), with what the GPU did during each: the GPU operations of the same
--- process, clipped to the step's time window, split by class. One row per step.
--- steps: the same for names like 'ProfilerStep#12', 'step 3', 'step_3'.
+-- steps: one row per iteration (a training step, an inference request or decode
+-- iteration), with what the GPU did during it: the GPU operations of the same process,
+-- clipped to the step's time window, split by class. The iterations come from the
+-- first rule of step_rules that matches something in the trace (step_rule says which):
+--   'profiler_step'   ranges named 'ProfilerStep#12', 'step 3', 'step_3';
+--   'vllm'            vLLM's per-iteration range 'execute_context_N(T)_generation_M(T)'
+--                     (v1 GPU worker), or 'execute_model' ranges (older engines);
+--   'sglang'          SGLang's scheduler iterations: the Python frames of
+--                     'sglang/srt/managers/scheduler.py(N): run_batch' (SGLang records no
+--                     per-iteration range; its profiler records Python stacks by default);
+--   'record_function' plain record_function / NVTX loops: 'request_3', 'iteration 7',
+--                     'iter#2', 'decode_5', 'prefill 1', 'generate_0', 'forward_4',
+--                     'infer 9', 'inference_2', 'batch_11', 'token 3' (name, optional
+--                     separator ' _#:-', number);
+--   'periodicity'     no step markers: the steady-state periods of the GPU work
+--                     (gpu_periods): the longest run of equal intervals between
+--                     executions of the kernel that runs once per iteration, which leaves
+--                     out warm-up and graph capture.
+-- steps_matching(pattern): the same for the CPU-side ranges whose name matches the
+-- regular expression `pattern` (step_rule 'pattern').
+-- steps_over(pattern): both in one macro (pattern NULL: the rules; steps and
+-- steps_matching read it).
 --
--- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces
+-- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_op_phases
 --
 -- @column trace_id          Trace.
 -- @column rank              Distributed rank (NULL when unknown).
 -- @column pid               Process.
--- @column step              Range name.
+-- @column step              Range name (for 'periodicity': 'period N').
 -- @column step_index        Order of the step in its process (0 = first).
 -- @column start_ns          Step start (ns).
 -- @column end_ns            Step end (ns).
@@ -22,15 +39,152 @@
 -- @column memcpy_ns         Time with memcpy or memset running (ns).
 -- @column dataloader_ns     Time in DataLoader iteration on the CPU (PyTorch
 --                           'enumerate(DataLoader)#...__next__' ops) (ns).
-CREATE OR REPLACE MACRO steps_matching(pattern) AS TABLE
-WITH s AS (
-    SELECT trace_id, pid, range AS step, start_ns, end_ns, annotation_id,
-           row_number() OVER (PARTITION BY trace_id, pid ORDER BY start_ns) - 1 AS step_index
+-- @column step_rule         Rule that found the step: 'profiler_step', 'vllm', 'sglang',
+--                           'record_function', 'periodicity' or 'pattern'.
+
+-- step_rules: the step rules in the order they are tried.
+--
+-- @column priority  Order (1 = tried first).
+-- @column rule      Rule name (steps.step_rule).
+-- @column source    'range' (annotations and NVTX ranges) or 'python' (Python frames).
+-- @column pattern   Regular expression, case-insensitive, on the range name (NVTX domain
+--                   prefix removed) or the frame label.
+-- @column meaning   Which tool writes such markers.
+
+-- step_windows: the step windows before measurement: per trace, the matches of its
+-- first matching rule, or its periodic windows when no rule matches.
+--
+-- @column step_key  Key of the window within the trace and process (unique).
+
+-- gpu_periods: per process, the periodicity of its GPU work: the anchor kernel (the one
+-- that runs once per period), the period, and the steady-state run of periods. Only
+-- 'replay' and 'eager' kernels (gpu_op_phases) count, unless the process has no others
+-- (a trace of graph capture alone). A kernel name is a candidate when it ran at least 4
+-- times and at least 60 % of its intervals lie within 0.8-1.25 x their median; of the
+-- candidates covering at least 90 % of the longest coverage ((runs - 1) x median), the one
+-- with the longest median interval is the anchor.
+--
+-- @column anchor          Anchor kernel name.
+-- @column period_ns       Median interval between its executions (ns).
+-- @column runs            Its executions.
+-- @column period_index    Index of the period within the steady run (0 = first).
+
+-- steady_state: per process, the window of steady work and the rule it came from: the
+-- steps after the leading warm-up ones: steps that ran graph capture or warm-up work
+-- (gpu_op_phases; not counted in a process that ran nothing else, such as a trace of
+-- vLLM's graph capture alone), or took more than 1.5 x the median step. For
+-- 'periodicity' the steps are already the steady run of gpu_periods.
+--
+-- @column steps           Steps in the window.
+-- @column warmup_steps    Leading steps left out as warm-up.
+-- @column median_step_ns  Median step wall time in the window (ns).
+-- @column duration_ns     end_ns - start_ns.
+CREATE OR REPLACE VIEW step_rules AS
+SELECT * FROM (VALUES
+    (1, 'profiler_step', 'range', '^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$',
+     'torch.profiler schedule steps (prof.step()); training loops'),
+    (2, 'vllm', 'range', '^(execute_context_[0-9]+\([0-9]+\)_generation_[0-9]+\([0-9]+\)|execute_model)$',
+     'vLLM engine iterations (v1 GPU worker profile annotation; older execute_model)'),
+    (3, 'sglang', 'python', '(^|/)sglang/srt/managers/scheduler\.py\([0-9]+\): run_batch$',
+     'SGLang scheduler iterations (Python stacks, on by default in its profiler)'),
+    (4, 'record_function', 'range',
+     '^(request|req|iteration|iter|decode|prefill|generate|generation|forward|infer|inference|batch|token)[ _#:-]?[0-9]+$',
+     'plain record_function / NVTX loops, one numbered range per request or iteration')
+) AS r(priority, rule, source, pattern, meaning);
+
+CREATE OR REPLACE VIEW gpu_periods AS
+WITH ops AS (
+    SELECT trace_id, pid, name, start_ns, phase FROM gpu_op_phases WHERE category = 'kernel'
+),
+scope AS (
+    SELECT trace_id, pid, bool_or(phase IN ('replay', 'eager')) AS has_steady FROM ops GROUP BY ALL
+),
+k AS (
+    SELECT o.trace_id, o.pid, o.name, o.start_ns,
+           o.start_ns - lag(o.start_ns) OVER (PARTITION BY o.trace_id, o.pid, o.name ORDER BY o.start_ns) AS delta_ns
+    FROM ops o JOIN scope s USING (trace_id, pid)
+    WHERE NOT s.has_steady OR o.phase IN ('replay', 'eager')
+),
+med AS (
+    SELECT trace_id, pid, name, count(*) AS runs, median(delta_ns) AS period_ns
+    FROM k GROUP BY ALL HAVING count(*) >= 4
+),
+candidates AS (
+    SELECT m.trace_id, m.pid, m.name, m.runs, m.period_ns, (m.runs - 1) * m.period_ns AS coverage_ns
+    FROM med m JOIN k USING (trace_id, pid, name)
+    WHERE m.period_ns > 0
+    GROUP BY ALL
+    HAVING avg(CASE WHEN k.delta_ns BETWEEN 0.8 * m.period_ns AND 1.25 * m.period_ns THEN 1 ELSE 0 END)
+           FILTER (WHERE k.delta_ns IS NOT NULL) >= 0.6
+),
+anchor AS (
+    SELECT trace_id, pid, arg_max(name, period_ns) AS anchor, max(period_ns) AS period_ns
+    FROM (SELECT *, max(coverage_ns) OVER (PARTITION BY trace_id, pid) AS best_ns FROM candidates)
+    WHERE coverage_ns >= 0.9 * best_ns
+    GROUP BY ALL
+),
+marked AS (
+    SELECT k.trace_id, k.pid, a.anchor, a.period_ns, k.start_ns - k.delta_ns AS start_ns, k.start_ns AS end_ns,
+           k.delta_ns BETWEEN 0.8 * a.period_ns AND 1.25 * a.period_ns AS regular
+    FROM k JOIN anchor a ON a.trace_id = k.trace_id AND a.pid = k.pid AND a.anchor = k.name
+    WHERE k.delta_ns IS NOT NULL
+),
+islands AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id, pid ORDER BY start_ns)
+              - row_number() OVER (PARTITION BY trace_id, pid, regular ORDER BY start_ns) AS island
+    FROM marked
+),
+runs AS (
+    SELECT trace_id, pid, island, count(*) AS n, min(start_ns) AS first_ns
+    FROM islands WHERE regular GROUP BY ALL
+),
+best AS (
+    SELECT trace_id, pid, arg_max(island, n * 1e18 - first_ns) AS island FROM runs GROUP BY ALL
+)
+SELECT i.trace_id, i.pid, i.anchor, i.period_ns, count(*) OVER (PARTITION BY i.trace_id, i.pid) + 1 AS runs,
+       row_number() OVER (PARTITION BY i.trace_id, i.pid ORDER BY i.start_ns) - 1 AS period_index,
+       i.start_ns, i.end_ns
+FROM islands i
+JOIN best b ON b.trace_id = i.trace_id AND b.pid = i.pid AND b.island = i.island
+WHERE i.regular;
+
+CREATE OR REPLACE VIEW step_windows AS
+WITH ranges AS (
+    SELECT r.trace_id, r.pid, r.range AS step, r.start_ns, r.end_ns, u.rule, u.priority,
+           'a' || r.annotation_id AS step_key
+    FROM nvtx_ranges r
+    JOIN step_rules u ON u.source = 'range'
+                     AND regexp_matches(regexp_replace(r.range, '^[^:]*:', ''), u.pattern, 'i')
+    UNION ALL
+    SELECT f.trace_id, f.pid, f.name, f.start_ns, f.end_ns, u.rule, u.priority, 'f' || f.frame_id
+    FROM python_frames f
+    JOIN step_rules u ON u.source = 'python' AND regexp_matches(f.name, u.pattern, 'i')
+),
+chosen AS (
+    SELECT trace_id, min(priority) AS priority FROM ranges GROUP BY ALL
+)
+SELECT r.trace_id, r.pid, r.step, r.start_ns, r.end_ns, r.rule AS step_rule, r.step_key
+FROM ranges r JOIN chosen c USING (trace_id, priority)
+UNION ALL
+SELECT p.trace_id, p.pid, 'period ' || p.period_index, p.start_ns, p.end_ns, 'periodicity', 'p' || p.period_index
+FROM gpu_periods p
+ANTI JOIN chosen c USING (trace_id);
+
+CREATE OR REPLACE MACRO steps_over(pattern) AS TABLE
+WITH w AS (
+    SELECT trace_id, pid, range AS step, start_ns, end_ns, 'pattern' AS step_rule,
+           'a' || annotation_id AS step_key
     FROM nvtx_ranges
-    WHERE regexp_matches(regexp_replace(range, '^[^:]*:', ''), pattern, 'i')
+    WHERE pattern IS NOT NULL AND regexp_matches(regexp_replace(range, '^[^:]*:', ''), pattern, 'i')
+    UNION ALL
+    SELECT trace_id, pid, step, start_ns, end_ns, step_rule, step_key FROM step_windows WHERE pattern IS NULL
+),
+s AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id, pid ORDER BY start_ns, step_key) - 1 AS step_index
+    FROM w
 ),
 clipped AS (
-    SELECT s.trace_id, s.pid, s.annotation_id, o.op_class,
+    SELECT s.trace_id, s.pid, s.step_key, o.op_class,
            greatest(o.start_ns, s.start_ns) AS start_ns, least(o.end_ns, s.end_ns) AS end_ns
     FROM s
     JOIN gpu_op_class o ON o.trace_id = s.trace_id AND o.pid = s.pid
@@ -43,19 +197,19 @@ sets AS (
     UNION ALL SELECT *, 'memory' FROM clipped WHERE op_class IN ('memcpy', 'memset')
 ),
 covered AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, pid, annotation_id, class_set
+    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, pid, step_key, class_set
                                 ORDER BY start_ns, end_ns
                                 ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered_until_ns
     FROM sets
 ),
 busy AS (
-    SELECT trace_id, pid, annotation_id, class_set,
+    SELECT trace_id, pid, step_key, class_set,
            sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_until_ns, start_ns)))) AS ns
     FROM covered
     GROUP BY ALL
 ),
 loader AS (
-    SELECT s.trace_id, s.pid, s.annotation_id,
+    SELECT s.trace_id, s.pid, s.step_key,
            sum(least(c.end_ns, s.end_ns) - greatest(c.start_ns, s.start_ns)) AS ns
     FROM s
     JOIN cpu_ops c ON c.trace_id = s.trace_id AND c.pid = s.pid
@@ -71,19 +225,55 @@ SELECT s.trace_id, t.rank, s.pid, s.step, s.step_index, s.start_ns, s.end_ns,
        CAST(coalesce(b_comp.ns, 0) AS BIGINT) AS compute_ns,
        CAST(coalesce(b_comm.ns, 0) AS BIGINT) AS communication_ns,
        CAST(coalesce(b_mem.ns, 0) AS BIGINT) AS memcpy_ns,
-       CAST(coalesce(l.ns, 0) AS BIGINT) AS dataloader_ns
+       CAST(coalesce(l.ns, 0) AS BIGINT) AS dataloader_ns,
+       s.step_rule
 FROM s
 JOIN traces t USING (trace_id)
 LEFT JOIN busy b_all ON b_all.trace_id = s.trace_id AND b_all.pid = s.pid
-                    AND b_all.annotation_id = s.annotation_id AND b_all.class_set = 'all'
+                    AND b_all.step_key = s.step_key AND b_all.class_set = 'all'
 LEFT JOIN busy b_comp ON b_comp.trace_id = s.trace_id AND b_comp.pid = s.pid
-                     AND b_comp.annotation_id = s.annotation_id AND b_comp.class_set = 'compute'
+                     AND b_comp.step_key = s.step_key AND b_comp.class_set = 'compute'
 LEFT JOIN busy b_comm ON b_comm.trace_id = s.trace_id AND b_comm.pid = s.pid
-                     AND b_comm.annotation_id = s.annotation_id AND b_comm.class_set = 'communication'
+                     AND b_comm.step_key = s.step_key AND b_comm.class_set = 'communication'
 LEFT JOIN busy b_mem ON b_mem.trace_id = s.trace_id AND b_mem.pid = s.pid
-                    AND b_mem.annotation_id = s.annotation_id AND b_mem.class_set = 'memory'
-LEFT JOIN loader l ON l.trace_id = s.trace_id AND l.pid = s.pid AND l.annotation_id = s.annotation_id;
+                    AND b_mem.step_key = s.step_key AND b_mem.class_set = 'memory'
+LEFT JOIN loader l ON l.trace_id = s.trace_id AND l.pid = s.pid AND l.step_key = s.step_key;
 
--- steps: (see steps_matching)
+CREATE OR REPLACE MACRO steps_matching(pattern) AS TABLE
+SELECT * FROM steps_over(pattern);
+
 CREATE OR REPLACE VIEW steps AS
-SELECT * FROM steps_matching('^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$');
+SELECT * FROM steps_over(NULL);
+
+CREATE OR REPLACE VIEW steady_state AS
+WITH steady AS (
+    SELECT trace_id, pid FROM gpu_op_phases WHERE phase IN ('replay', 'eager') GROUP BY ALL
+),
+phased AS (
+    SELECT s.trace_id, s.pid, s.step_index,
+           bool_or(p.phase IN ('capture', 'warmup')) AS one_time
+    FROM steps s
+    SEMI JOIN steady USING (trace_id, pid)
+    JOIN gpu_op_phases p ON p.trace_id = s.trace_id AND p.pid = s.pid
+                        AND p.start_ns < s.end_ns AND p.end_ns > s.start_ns
+    GROUP BY ALL
+),
+marked AS (
+    SELECT s.*, coalesce(ph.one_time, false)
+                OR s.wall_ns > 1.5 * median(s.wall_ns) OVER (PARTITION BY s.trace_id, s.pid) AS warm
+    FROM steps s
+    LEFT JOIN phased ph USING (trace_id, pid, step_index)
+),
+lead AS (
+    SELECT *, bool_and(warm) OVER (PARTITION BY trace_id, pid ORDER BY step_index) AS leading_warm
+    FROM marked
+)
+SELECT trace_id, pid, any_value(step_rule) AS step_rule,
+       min(start_ns) FILTER (WHERE NOT leading_warm) AS start_ns,
+       max(end_ns) FILTER (WHERE NOT leading_warm) AS end_ns,
+       max(end_ns) FILTER (WHERE NOT leading_warm) - min(start_ns) FILTER (WHERE NOT leading_warm) AS duration_ns,
+       count(*) FILTER (WHERE NOT leading_warm) AS steps,
+       count(*) FILTER (WHERE leading_warm) AS warmup_steps,
+       median(wall_ns) FILTER (WHERE NOT leading_warm) AS median_step_ns
+FROM lead
+GROUP BY trace_id, pid;

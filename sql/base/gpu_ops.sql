@@ -17,18 +17,21 @@
 -- @column name            Kernel name; for memory operations NVIDIA's label,
 --                         '[CUDA memcpy Host-to-Device]', '[CUDA memset]', ...
 -- @column bytes           Bytes moved or set (NULL for kernels).
+-- @column graph_id        CUDA graph id of a kernel run by a graph replay (NULL otherwise,
+--                         and for memory operations).
+-- @column graph_node_id   Its graph node id.
 CREATE OR REPLACE VIEW gpu_ops AS
 SELECT trace_id, 'kernel' AS category, start_ns, end_ns, duration_ns,
        device_id, context_id, stream_id, pid, tid, correlation_id, name,
-       CAST(NULL AS BIGINT) AS bytes
+       CAST(NULL AS BIGINT) AS bytes, graph_id, graph_node_id
 FROM kernels
 UNION ALL
 SELECT trace_id, 'memcpy', start_ns, end_ns, duration_ns,
        device_id, context_id, stream_id, pid, tid, correlation_id,
-       '[CUDA memcpy ' || coalesce(operation, 'Unknown') || ']', bytes
+       '[CUDA memcpy ' || coalesce(operation, 'Unknown') || ']', bytes, NULL, NULL
 FROM memcpy
 UNION ALL
 SELECT trace_id, 'memset', start_ns, end_ns, duration_ns,
        device_id, context_id, stream_id, pid, tid, correlation_id,
-       '[CUDA memset]', bytes
+       '[CUDA memset]', bytes, NULL, NULL
 FROM memset;

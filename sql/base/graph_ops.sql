@@ -1,0 +1,60 @@
+-- graph_launches: the API calls that replay a CUDA/HIP graph (cudaGraphLaunch,
+-- cuGraphLaunch, hipGraphLaunch), one row per replay. Every GPU operation a replay
+-- runs carries the correlation id of its launch call (CUPTI, roctracer: Kineto's
+-- 'correlation' arg, nsys correlationId), so a replay is one launch of many operations.
+--
+-- depends: api
+--
+-- @column trace_id        Trace.
+-- @column pid             Process.
+-- @column tid             Thread that launched the graph.
+-- @column correlation_id  Id shared by the launch call and every operation of the replay.
+-- @column api_name        Launch call name (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch).
+-- @column start_ns        Start of the launch call (ns).
+-- @column end_ns          End of the launch call (ns).
+-- @column launch_ns       Duration of the launch call on the CPU: the host cost of one replay (ns).
+
+-- graph_ops: every GPU operation run by a graph replay, with its launch call and the
+-- graph it belongs to. graph_key identifies the graph: the CUDA graph id where the
+-- trace records one (Kineto 'graph id', nsys graphId), else a hash of the replay's
+-- sequence of operation names (HIP traces record no graph id), so that replays of
+-- one graph group together either way.
+--
+-- depends: gpu_ops
+--
+-- @column category        'kernel', 'memcpy' or 'memset'.
+-- @column name            Operation name (as in gpu_ops).
+-- @column device_id       GPU.
+-- @column stream_id       Stream.
+-- @column start_ns        Operation start (ns).
+-- @column end_ns          Operation end (ns).
+-- @column duration_ns     end_ns - start_ns.
+-- @column graph_id        CUDA graph id of the replay (from its kernels; NULL when not recorded).
+-- @column graph_node_id   CUDA graph node id of the operation (kernels; NULL when not recorded).
+-- @column graph_key       graph_id, or a hash of the replay's operation names when there is none.
+-- @column launch_start_ns Start of the launch call (ns).
+-- @column node_index      Position of the operation in its replay, by start (0 = first).
+CREATE OR REPLACE VIEW graph_launches AS
+SELECT trace_id, pid, tid, correlation_id, name AS api_name, start_ns, end_ns, duration_ns AS launch_ns
+FROM api
+WHERE correlation_id IS NOT NULL
+  AND regexp_matches(name, '^(cuda|cu|hip)GraphLaunch');
+
+CREATE OR REPLACE VIEW graph_ops AS
+WITH ops AS (
+    SELECT o.trace_id, o.pid, l.tid, o.correlation_id, o.category, o.name, o.device_id, o.stream_id,
+           o.start_ns, o.end_ns, o.duration_ns, o.graph_node_id, l.start_ns AS launch_start_ns,
+           max(o.graph_id) OVER replay AS graph_id,
+           row_number() OVER (replay ORDER BY o.start_ns, o.end_ns, o.name) - 1 AS node_index,
+           hash(string_agg(o.name, '|') OVER (replay ORDER BY o.start_ns, o.end_ns, o.name
+                                                ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
+               AS name_hash
+    FROM gpu_ops o
+    JOIN graph_launches l ON l.trace_id = o.trace_id AND l.pid = o.pid AND l.correlation_id = o.correlation_id
+    WINDOW replay AS (PARTITION BY o.trace_id, o.pid, o.correlation_id)
+)
+SELECT trace_id, pid, tid, correlation_id, category, name, device_id, stream_id, start_ns, end_ns, duration_ns,
+       graph_id, graph_node_id,
+       coalesce(graph_id, CAST(name_hash % 9007199254740991 AS BIGINT)) AS graph_key,
+       launch_start_ns, node_index
+FROM ops;
