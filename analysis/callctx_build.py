@@ -72,11 +72,14 @@ class _Trie:
 
 def _gpu_ops(tables: dict[str, pa.Table]) -> pl.DataFrame:
     parts = []
-    for name, category in (("kernels", "kernel"), ("memcpy", "memcpy"), ("memset", "memset")):
+    for name, category in (("kernels", "kernel"), ("memcpy", "memcpy"), ("memset", "memset"),
+                           ("graph_executions", "graph")):
         t = tables.get(name)
         if t is None or t.num_rows == 0:
             continue
-        f = pl.from_arrow(t.select(["start_ns", "duration_ns", "pid", "correlation_id", "name"]))
+        f = pl.from_arrow(t.select(["start_ns", "duration_ns", "pid", "correlation_id"]))
+        f = f.with_columns(pl.from_arrow(t.column("name")) if "name" in t.column_names
+                           else pl.format("[CUDA graph {}]", pl.from_arrow(t.column("graph_exec_id"))).alias("name"))
         bytes_col = pl.from_arrow(t.column("bytes")) if "bytes" in t.column_names else pl.Series([None] * t.num_rows,
                                                                                                   dtype=pl.Int64)
         parts.append(f.with_columns(pl.lit(category).alias("category"), bytes_col.cast(pl.Int64).alias("bytes")))

@@ -27,8 +27,9 @@
 -- @column device_id        GPU (of its first operation).
 -- @column launch_start_ns  Start of the launch call (ns).
 -- @column launch_ns        Duration of the launch call on the CPU (ns).
--- @column ops              GPU operations the replay ran.
--- @column kernels          Kernels it ran.
+-- @column ops              GPU operations the replay ran (1 when traced as a whole).
+-- @column graph_exec_id    Executable graph id (graph-level nsys traces; NULL otherwise).
+-- @column kernels          Kernels it ran (NULL when nsys traced the replay as a whole).
 -- @column gpu_ns           Sum of the durations of its operations (ns).
 -- @column first_start_ns   Start of its first operation (ns).
 -- @column last_end_ns      End of its last operation (ns).
@@ -40,7 +41,8 @@
 -- cost is one launch call however many kernels it runs.
 --
 -- @column replays            Number of replays (graph launch calls with GPU work).
--- @column kernels_per_replay Kernels per replay (median over replays).
+-- @column kernels_per_replay Kernels per replay (median over replays; NULL when the replays
+--                            were traced as a whole).
 -- @column ops_per_replay     GPU operations (kernels, copies, memsets) per replay (median).
 -- @column gpu_ns_per_replay  Mean summed duration of a replay's operations (ns).
 -- @column span_ns_per_replay Mean span of a replay, first start to last end (ns).
@@ -110,11 +112,13 @@ LEFT JOIN ops o USING (trace_id, pid, tid, start_ns);
 
 CREATE OR REPLACE VIEW graph_replay_runs AS
 SELECT l.trace_id, l.pid, l.tid, l.correlation_id,
-       any_value(o.graph_id) AS graph_id, any_value(o.graph_key) AS graph_key,
+       any_value(o.graph_id) AS graph_id, any_value(o.graph_exec_id) AS graph_exec_id,
+       any_value(o.graph_key) AS graph_key,
        arg_min(o.device_id, o.start_ns) AS device_id,
        l.start_ns AS launch_start_ns, l.launch_ns,
        count(*) AS ops,
-       count(*) FILTER (WHERE o.category = 'kernel') AS kernels,
+       CASE WHEN bool_or(o.category = 'graph') THEN NULL
+            ELSE count(*) FILTER (WHERE o.category = 'kernel') END AS kernels,
        CAST(sum(o.duration_ns) AS BIGINT) AS gpu_ns,
        min(o.start_ns) AS first_start_ns, max(o.end_ns) AS last_end_ns,
        max(o.end_ns) - min(o.start_ns) AS span_ns,
@@ -126,7 +130,7 @@ GROUP BY l.trace_id, l.pid, l.tid, l.correlation_id, l.start_ns, l.launch_ns;
 CREATE OR REPLACE VIEW graph_replays AS
 WITH per_graph AS (
     SELECT trace_id, pid, graph_key,
-           any_value(graph_id) AS graph_id,
+           any_value(graph_id) AS graph_id, any_value(graph_exec_id) AS graph_exec_id,
            any_value(device_id) AS device_id,
            count(*) AS replays,
            median(kernels) AS kernels_per_replay,
@@ -151,7 +155,7 @@ captures AS (
     SELECT trace_id, pid, capture_index, capture_site, count(*) OVER (PARTITION BY trace_id, pid) AS captures
     FROM graph_captures
 )
-SELECT o.trace_id, o.pid, o.device_id, o.graph_id, o.graph_key, o.replays,
+SELECT o.trace_id, o.pid, o.device_id, o.graph_id, o.graph_exec_id, o.graph_key, o.replays,
        o.kernels_per_replay, o.ops_per_replay, o.gpu_ns_per_replay, o.span_ns_per_replay,
        o.launch_ns, o.launch_latency_ns, o.total_gpu_ns, o.first_replay_ns,
        c.capture_site

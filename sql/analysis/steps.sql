@@ -1,17 +1,20 @@
 -- steps: one row per iteration (a training step, an inference request or decode
 -- iteration), with what the GPU did during it: the GPU operations of the same process,
 -- clipped to the step's time window, split by class. The iterations come from the
--- first rule of step_rules that matches something in the trace (step_rule says which):
+-- first rule of step_rules that matches at least twice in a process of the trace, else
+-- from periodicity when the GPU work shows 3+ steady periods (one ProfilerStep around
+-- a whole inference loop is no iteration), else from the first rule that matches once
+-- (step_rule says which):
 --   'profiler_step'   ranges named 'ProfilerStep#12', 'step 3', 'step_3';
 --   'vllm'            vLLM's per-iteration range 'execute_context_N(T)_generation_M(T)'
 --                     (v1 GPU worker), or 'execute_model' ranges (older engines);
 --   'sglang'          SGLang's scheduler iterations: the Python frames of
 --                     'sglang/srt/managers/scheduler.py(N): run_batch' (SGLang records no
 --                     per-iteration range; its profiler records Python stacks by default);
---   'record_function' plain record_function / NVTX loops: 'request_3', 'iteration 7',
---                     'iter#2', 'decode_5', 'prefill 1', 'generate_0', 'forward_4',
---                     'infer 9', 'inference_2', 'batch_11', 'token 3' (name, optional
---                     separator ' _#:-', number);
+--   'record_function' plain record_function / NVTX loops: 'iteration', 'request_3',
+--                     'iteration 7', 'iter#2', 'decode_5', 'prefill 1', 'generate_0',
+--                     'forward_4', 'infer 9', 'inference_2', 'batch_11', 'token 3' (the
+--                     word, optionally a separator ' _#:-' and a number);
 --   'periodicity'     no step markers: the steady-state periods of the GPU work
 --                     (gpu_periods): the longest run of equal intervals between
 --                     executions of the kernel that runs once per iteration, which leaves
@@ -51,8 +54,8 @@
 --                   prefix removed) or the frame label.
 -- @column meaning   Which tool writes such markers.
 
--- step_windows: the step windows before measurement: per trace, the matches of its
--- first matching rule, or its periodic windows when no rule matches.
+-- step_windows: the step windows before measurement: per trace, the matches of the
+-- rule chosen as above, or its periodic windows.
 --
 -- @column step_key  Key of the window within the trace and process (unique).
 
@@ -88,7 +91,7 @@ SELECT * FROM (VALUES
     (3, 'sglang', 'python', '(^|/)sglang/srt/managers/scheduler\.py\([0-9]+\): run_batch$',
      'SGLang scheduler iterations (Python stacks, on by default in its profiler)'),
     (4, 'record_function', 'range',
-     '^(request|req|iteration|iter|decode|prefill|generate|generation|forward|infer|inference|batch|token)[ _#:-]?[0-9]+$',
+     '^(request|req|iteration|iter|decode|prefill|generate|generation|forward|infer|inference|batch|token)([ _#:-]?[0-9]+)?$',
      'plain record_function / NVTX loops, one numbered range per request or iteration')
 ) AS r(priority, rule, source, pattern, meaning);
 
@@ -160,8 +163,23 @@ WITH ranges AS (
     FROM python_frames f
     JOIN step_rules u ON u.source = 'python' AND regexp_matches(f.name, u.pattern, 'i')
 ),
+matches AS (
+    SELECT trace_id, priority, max(n) AS per_process
+    FROM (SELECT trace_id, pid, priority, count(*) AS n FROM ranges GROUP BY ALL)
+    GROUP BY ALL
+),
+periodic AS (
+    SELECT trace_id FROM gpu_periods GROUP BY ALL HAVING max(period_index) >= 2
+),
 chosen AS (
-    SELECT trace_id, min(priority) AS priority FROM ranges GROUP BY ALL
+    -- a rule that repeats (2+ matches in a process) beats one that matched once, such as
+    -- one ProfilerStep around a whole inference loop; a single match gives way to
+    -- periodicity when the GPU work shows 3+ steady periods
+    SELECT m.trace_id, arg_min(m.priority, (m.per_process < 2, m.priority)) AS priority
+    FROM matches m
+    LEFT JOIN periodic p USING (trace_id)
+    GROUP BY m.trace_id, p.trace_id
+    HAVING max(m.per_process) >= 2 OR p.trace_id IS NULL
 )
 SELECT r.trace_id, r.pid, r.step, r.start_ns, r.end_ns, r.rule AS step_rule, r.step_key
 FROM ranges r JOIN chosen c USING (trace_id, priority)
