@@ -386,8 +386,9 @@ _table(
     _c("depth", I32, "Distance from the root.", DERIVED),
     _c("label", STR, "Frame label: 'file.py(12): fn', 'aten::addmm', a native symbol, a range name, a kernel.",
        DERIVED),
-    _c("kind", STR, "'root', 'python', 'op', 'native', 'nvtx', 'unattributed', or the GPU operation's category "
-                    "('kernel', 'memcpy', 'memset') for leaves.", DERIVED),
+    _c("kind", STR, "'root', 'python', 'op', 'native', 'nvtx', 'graph' (the CUDA graph launch call that replayed "
+                    "the operations below it), 'unattributed', or the GPU operation's category ('kernel', 'memcpy', "
+                    "'memset', 'graph') for leaves.", DERIVED),
     _c("file", STR, "Source file of a Python frame.", DERIVED),
     _c("line", I32, "Line of a Python frame.", DERIVED),
     _c("function", STR, "Function of a Python frame, or the operator name.", DERIVED),
