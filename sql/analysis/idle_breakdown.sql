@@ -12,7 +12,7 @@
 -- idle_breakdown: the same with kernel_wait_max_ns = 30,000 ns (30 us: HTA's default
 -- 'consecutive_kernel_delay = 30', which HTA documents as ns but compares with us).
 --
--- depends: gpu_ops, api, graph_launches
+-- depends: gpu_ops, api, intervals_gaps, graph_launches
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.
@@ -25,31 +25,39 @@
 -- @column next_op         Name of the operation after the gap.
 -- @column launch_start_ns When the API call that launched the next operation began (ns).
 CREATE OR REPLACE MACRO idle_breakdown_over(kernel_wait_max_ns) AS TABLE
-WITH ordered AS (
-    SELECT o.trace_id, o.pid, o.device_id, o.stream_id, o.start_ns, o.name,
-           a.start_ns AS launch_start_ns,
-           max(o.end_ns) OVER stream_before AS prev_end_ns,
-           g.correlation_id IS NOT NULL
-               AND lag(o.correlation_id) OVER (PARTITION BY o.trace_id, o.pid, o.device_id, o.stream_id
-                                               ORDER BY o.start_ns, o.end_ns) = o.correlation_id AS in_graph
-    FROM gpu_ops o
-    LEFT JOIN api a ON a.trace_id = o.trace_id AND a.pid = o.pid
+WITH ops AS (
+    SELECT {'trace_id': trace_id, 'pid': pid, 'device_id': device_id, 'stream_id': stream_id} AS lane,
+           start_ns, end_ns, name, correlation_id
+    FROM gpu_ops
+),
+ended_by AS (
+    -- the operation that ends each gap: the first to start at its end (the shortest if several)
+    SELECT g.lane, g.start_ns, g.end_ns, o.name, o.correlation_id, a.start_ns AS launch_start_ns
+    FROM intervals_gaps(ops) g
+    JOIN ops o ON o.lane IS NOT DISTINCT FROM g.lane AND o.start_ns = g.end_ns
+    LEFT JOIN api a ON a.trace_id = g.lane.trace_id AND a.pid = g.lane.pid
                    AND a.correlation_id = o.correlation_id
-    LEFT JOIN graph_launches g ON g.trace_id = o.trace_id AND g.pid = o.pid
-                              AND g.correlation_id = o.correlation_id
-    WINDOW stream_before AS (PARTITION BY o.trace_id, o.pid, o.device_id, o.stream_id
-                             ORDER BY o.start_ns, o.end_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)
+    QUALIFY row_number() OVER (PARTITION BY g.lane, g.start_ns ORDER BY o.end_ns, a.start_ns) = 1
+),
+in_graph AS (
+    -- gaps between two operations of one graph replay: the one that ended the gap and one
+    -- that ended at its start share a graph launch call
+    SELECT e.lane, e.start_ns
+    FROM ended_by e
+    JOIN graph_launches l ON l.trace_id = e.lane.trace_id AND l.pid = e.lane.pid
+                         AND l.correlation_id = e.correlation_id
+    SEMI JOIN ops p ON p.lane IS NOT DISTINCT FROM e.lane AND p.end_ns = e.start_ns
+                   AND p.correlation_id = e.correlation_id
 )
-SELECT trace_id, pid, device_id, stream_id,
-       prev_end_ns AS start_ns, start_ns AS end_ns, start_ns - prev_end_ns AS duration_ns,
-       CASE WHEN in_graph THEN 'in_graph'
-            WHEN launch_start_ns > prev_end_ns THEN 'host_wait'
-            WHEN start_ns - prev_end_ns < kernel_wait_max_ns THEN 'kernel_wait'
+SELECT e.lane.trace_id, e.lane.pid, e.lane.device_id, e.lane.stream_id,
+       e.start_ns, e.end_ns, e.end_ns - e.start_ns AS duration_ns,
+       CASE WHEN i.start_ns IS NOT NULL THEN 'in_graph'
+            WHEN e.launch_start_ns > e.start_ns THEN 'host_wait'
+            WHEN e.end_ns - e.start_ns < kernel_wait_max_ns THEN 'kernel_wait'
             ELSE 'other' END AS cause,
-       name AS next_op, launch_start_ns
-FROM ordered
-WHERE start_ns > prev_end_ns;
+       e.name AS next_op, e.launch_start_ns
+FROM ended_by e
+LEFT JOIN in_graph i ON i.lane IS NOT DISTINCT FROM e.lane AND i.start_ns = e.start_ns;
 
 -- idle_breakdown: (see idle_breakdown_over)
 CREATE OR REPLACE VIEW idle_breakdown AS

@@ -24,7 +24,8 @@
 -- steps_over(pattern): both in one macro (pattern NULL: the rules; steps and
 -- steps_matching read it).
 --
--- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_op_phases
+-- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_periods,
+--          intervals_union_ns
 --
 -- @column trace_id          Trace.
 -- @column rank              Distributed rank (NULL when unknown).
@@ -59,29 +60,6 @@
 --
 -- @column step_key  Key of the window within the trace and process (unique).
 
--- gpu_periods: per process, the periodicity of its GPU work: the anchor kernel (the one
--- that runs once per period), the period, and the steady-state run of periods. Only
--- 'replay' and 'eager' kernels (gpu_op_phases) count, unless the process has no others
--- (a trace of graph capture alone). A kernel name is a candidate when it ran at least 4
--- times and at least 60 % of its intervals lie within 0.8-1.25 x their median; of the
--- candidates covering at least 90 % of the longest coverage ((runs - 1) x median), the one
--- with the longest median interval is the anchor.
---
--- @column anchor          Anchor kernel name.
--- @column period_ns       Median interval between its executions (ns).
--- @column runs            Its executions.
--- @column period_index    Index of the period within the steady run (0 = first).
-
--- steady_state: per process, the window of steady work and the rule it came from: the
--- steps after the leading warm-up ones: steps that ran graph capture or warm-up work
--- (gpu_op_phases; not counted in a process that ran nothing else, such as a trace of
--- vLLM's graph capture alone), or took more than 1.5 x the median step. For
--- 'periodicity' the steps are already the steady run of gpu_periods.
---
--- @column steps           Steps in the window.
--- @column warmup_steps    Leading steps left out as warm-up.
--- @column median_step_ns  Median step wall time in the window (ns).
--- @column duration_ns     end_ns - start_ns.
 CREATE OR REPLACE VIEW step_rules AS
 SELECT * FROM (VALUES
     (1, 'profiler_step', 'range', '^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$',
@@ -94,62 +72,6 @@ SELECT * FROM (VALUES
      '^(request|req|iteration|iter|decode|prefill|generate|generation|forward|infer|inference|batch|token)([ _#:-]?[0-9]+)?$',
      'plain record_function / NVTX loops, one numbered range per request or iteration')
 ) AS r(priority, rule, source, pattern, meaning);
-
-CREATE OR REPLACE VIEW gpu_periods AS
-WITH ops AS (
-    SELECT trace_id, pid, name, start_ns, phase FROM gpu_op_phases WHERE category = 'kernel'
-),
-scope AS (
-    SELECT trace_id, pid, bool_or(phase IN ('replay', 'eager')) AS has_steady FROM ops GROUP BY ALL
-),
-k AS (
-    SELECT o.trace_id, o.pid, o.name, o.start_ns,
-           o.start_ns - lag(o.start_ns) OVER (PARTITION BY o.trace_id, o.pid, o.name ORDER BY o.start_ns) AS delta_ns
-    FROM ops o JOIN scope s USING (trace_id, pid)
-    WHERE NOT s.has_steady OR o.phase IN ('replay', 'eager')
-),
-med AS (
-    SELECT trace_id, pid, name, count(*) AS runs, median(delta_ns) AS period_ns
-    FROM k GROUP BY ALL HAVING count(*) >= 4
-),
-candidates AS (
-    SELECT m.trace_id, m.pid, m.name, m.runs, m.period_ns, (m.runs - 1) * m.period_ns AS coverage_ns
-    FROM med m JOIN k USING (trace_id, pid, name)
-    WHERE m.period_ns > 0
-    GROUP BY ALL
-    HAVING avg(CASE WHEN k.delta_ns BETWEEN 0.8 * m.period_ns AND 1.25 * m.period_ns THEN 1 ELSE 0 END)
-           FILTER (WHERE k.delta_ns IS NOT NULL) >= 0.6
-),
-anchor AS (
-    SELECT trace_id, pid, arg_max(name, period_ns) AS anchor, max(period_ns) AS period_ns
-    FROM (SELECT *, max(coverage_ns) OVER (PARTITION BY trace_id, pid) AS best_ns FROM candidates)
-    WHERE coverage_ns >= 0.9 * best_ns
-    GROUP BY ALL
-),
-marked AS (
-    SELECT k.trace_id, k.pid, a.anchor, a.period_ns, k.start_ns - k.delta_ns AS start_ns, k.start_ns AS end_ns,
-           k.delta_ns BETWEEN 0.8 * a.period_ns AND 1.25 * a.period_ns AS regular
-    FROM k JOIN anchor a ON a.trace_id = k.trace_id AND a.pid = k.pid AND a.anchor = k.name
-    WHERE k.delta_ns IS NOT NULL
-),
-islands AS (
-    SELECT *, row_number() OVER (PARTITION BY trace_id, pid ORDER BY start_ns)
-              - row_number() OVER (PARTITION BY trace_id, pid, regular ORDER BY start_ns) AS island
-    FROM marked
-),
-runs AS (
-    SELECT trace_id, pid, island, count(*) AS n, min(start_ns) AS first_ns
-    FROM islands WHERE regular GROUP BY ALL
-),
-best AS (
-    SELECT trace_id, pid, arg_max(island, n * 1e18 - first_ns) AS island FROM runs GROUP BY ALL
-)
-SELECT i.trace_id, i.pid, i.anchor, i.period_ns, count(*) OVER (PARTITION BY i.trace_id, i.pid) + 1 AS runs,
-       row_number() OVER (PARTITION BY i.trace_id, i.pid ORDER BY i.start_ns) - 1 AS period_index,
-       i.start_ns, i.end_ns
-FROM islands i
-JOIN best b ON b.trace_id = i.trace_id AND b.pid = i.pid AND b.island = i.island
-WHERE i.regular;
 
 CREATE OR REPLACE VIEW step_windows AS
 WITH ranges AS (
@@ -214,17 +136,14 @@ sets AS (
     UNION ALL SELECT *, 'communication' FROM clipped WHERE op_class = 'communication'
     UNION ALL SELECT *, 'memory' FROM clipped WHERE op_class IN ('memcpy', 'memset')
 ),
-covered AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, pid, step_key, class_set
-                                ORDER BY start_ns, end_ns
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered_until_ns
+laned AS (
+    SELECT {'trace_id': trace_id, 'pid': pid, 'step_key': step_key, 'class_set': class_set} AS lane,
+           start_ns, end_ns
     FROM sets
 ),
 busy AS (
-    SELECT trace_id, pid, step_key, class_set,
-           sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_until_ns, start_ns)))) AS ns
-    FROM covered
-    GROUP BY ALL
+    SELECT lane.trace_id, lane.pid, lane.step_key, lane.class_set, covered_ns AS ns
+    FROM intervals_union_ns(laned)
 ),
 loader AS (
     SELECT s.trace_id, s.pid, s.step_key,
@@ -262,36 +181,3 @@ SELECT * FROM steps_over(pattern);
 
 CREATE OR REPLACE VIEW steps AS
 SELECT * FROM steps_over(NULL);
-
-CREATE OR REPLACE VIEW steady_state AS
-WITH steady AS (
-    SELECT trace_id, pid FROM gpu_op_phases WHERE phase IN ('replay', 'eager') GROUP BY ALL
-),
-phased AS (
-    SELECT s.trace_id, s.pid, s.step_index,
-           bool_or(p.phase IN ('capture', 'warmup')) AS one_time
-    FROM steps s
-    SEMI JOIN steady USING (trace_id, pid)
-    JOIN gpu_op_phases p ON p.trace_id = s.trace_id AND p.pid = s.pid
-                        AND p.start_ns < s.end_ns AND p.end_ns > s.start_ns
-    GROUP BY ALL
-),
-marked AS (
-    SELECT s.*, coalesce(ph.one_time, false)
-                OR s.wall_ns > 1.5 * median(s.wall_ns) OVER (PARTITION BY s.trace_id, s.pid) AS warm
-    FROM steps s
-    LEFT JOIN phased ph USING (trace_id, pid, step_index)
-),
-lead AS (
-    SELECT *, bool_and(warm) OVER (PARTITION BY trace_id, pid ORDER BY step_index) AS leading_warm
-    FROM marked
-)
-SELECT trace_id, pid, any_value(step_rule) AS step_rule,
-       min(start_ns) FILTER (WHERE NOT leading_warm) AS start_ns,
-       max(end_ns) FILTER (WHERE NOT leading_warm) AS end_ns,
-       max(end_ns) FILTER (WHERE NOT leading_warm) - min(start_ns) FILTER (WHERE NOT leading_warm) AS duration_ns,
-       count(*) FILTER (WHERE NOT leading_warm) AS steps,
-       count(*) FILTER (WHERE leading_warm) AS warmup_steps,
-       median(wall_ns) FILTER (WHERE NOT leading_warm) AS median_step_ns
-FROM lead
-GROUP BY trace_id, pid;

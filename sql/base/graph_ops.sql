@@ -1,19 +1,3 @@
--- graph_launches: the API calls that replay a CUDA/HIP graph (cudaGraphLaunch,
--- cuGraphLaunch, hipGraphLaunch), one row per replay. Every GPU operation a replay
--- runs carries the correlation id of its launch call (CUPTI, roctracer: Kineto's
--- 'correlation' arg, nsys correlationId), so a replay is one launch of many operations.
---
--- depends: api
---
--- @column trace_id        Trace.
--- @column pid             Process.
--- @column tid             Thread that launched the graph.
--- @column correlation_id  Id shared by the launch call and every operation of the replay.
--- @column api_name        Launch call name (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch).
--- @column start_ns        Start of the launch call (ns).
--- @column end_ns          End of the launch call (ns).
--- @column launch_ns       Duration of the launch call on the CPU: the host cost of one replay (ns).
-
 -- graph_ops: every GPU operation run by a graph replay, with its launch call and the
 -- graph it belongs to; a replay that nsys traced as a whole (graph-level tracing) is
 -- one row of category 'graph'. graph_key identifies the graph: the CUDA graph id where the
@@ -21,8 +5,12 @@
 -- sequence of operation names (HIP traces record no graph id), so that replays of
 -- one graph group together either way.
 --
--- depends: gpu_ops, graph_executions
+-- depends: gpu_ops, graph_executions, graph_launches
 --
+-- @column trace_id        Trace.
+-- @column pid             Process.
+-- @column tid             Thread that launched the graph.
+-- @column correlation_id  Correlation id of the launch call (shared by the replay's operations).
 -- @column category        'kernel', 'memcpy', 'memset' or 'graph'.
 -- @column name            Operation name (as in gpu_ops).
 -- @column device_id       GPU.
@@ -36,12 +24,6 @@
 -- @column graph_key       graph_id, or a hash of the replay's operation names when there is none.
 -- @column launch_start_ns Start of the launch call (ns).
 -- @column node_index      Position of the operation in its replay, by start (0 = first).
-CREATE OR REPLACE VIEW graph_launches AS
-SELECT trace_id, pid, tid, correlation_id, name AS api_name, start_ns, end_ns, duration_ns AS launch_ns
-FROM api
-WHERE correlation_id IS NOT NULL
-  AND regexp_matches(name, '^(cuda|cu|hip)GraphLaunch');
-
 CREATE OR REPLACE VIEW graph_ops AS
 WITH ops AS (
     SELECT o.trace_id, o.pid, l.tid, o.correlation_id, o.category, o.name, o.device_id, o.stream_id,
