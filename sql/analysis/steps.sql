@@ -69,7 +69,7 @@ SELECT * FROM (VALUES
     (3, 'sglang', 'python', '(^|/)sglang/srt/managers/scheduler\.py\([0-9]+\): run_batch$',
      'SGLang scheduler iterations (Python stacks, on by default in its profiler)'),
     (4, 'record_function', 'range',
-     '^(request|req|iteration|iter|decode|prefill|generate|generation|forward|infer|inference|batch|token)([ _#:-]?[0-9]+)?$',
+     '^((request|req|iteration|iter|decode|prefill|generate|generation|infer|inference)([ _#:-]?[0-9]+)?|(forward|batch|token)[ _#:-]?[0-9]+)$',
      'plain record_function / NVTX loops, one numbered range per request or iteration')
 ) AS r(priority, rule, source, pattern, meaning);
 
