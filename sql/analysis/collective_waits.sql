@@ -1,7 +1,8 @@
 -- collective_waits: each collective (communication kernel) of each rank in each step,
 -- matched across the ranks of a run by step name and order within the step. A
 -- collective cannot finish before every rank has joined it; the rank whose kernel
--- started last kept the others waiting. One row per rank and collective.
+-- started last kept the others waiting. One row per rank and collective. Only steps from
+-- step markers count (not 'periodicity' steps, which are found per rank).
 --
 -- depends: rank_runs, gpu_op_class, traces, steps
 --
@@ -24,6 +25,7 @@ WITH comm AS (
     JOIN steps s ON s.trace_id = o.trace_id AND s.pid = o.pid
                 AND o.start_ns >= s.start_ns AND o.start_ns < s.end_ns
     WHERE o.op_class = 'communication'
+      AND s.step_rule <> 'periodicity'  -- periods are found per rank: they do not line up across ranks
 ),
 matched AS (
     SELECT *, count(*) OVER (PARTITION BY run_id, step, ordinal) AS ranks_present,

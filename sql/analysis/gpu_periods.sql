@@ -5,6 +5,8 @@
 -- times and at least 60 % of its intervals lie within 0.8-1.25 x their median; of the
 -- candidates covering at least 90 % of the longest coverage ((runs - 1) x median), the one
 -- with the longest median interval is the anchor.
+-- gpu_periods_of(kernel_phases): the same over a table or CTE of kernels (trace_id, pid,
+-- name, start_ns, phase), for views that need the periods of a few traces only.
 --
 -- depends: gpu_op_phases
 --
@@ -16,9 +18,9 @@
 -- @column period_index    Index of the period within the steady run (0 = first).
 -- @column start_ns        Start of the period: an execution of the anchor (ns).
 -- @column end_ns          Its next execution (ns).
-CREATE OR REPLACE VIEW gpu_periods AS
+CREATE OR REPLACE MACRO gpu_periods_of(kernel_phases) AS TABLE
 WITH ops AS (
-    SELECT trace_id, pid, name, start_ns, phase FROM gpu_op_phases WHERE category = 'kernel'
+    SELECT trace_id, pid, name, start_ns, phase FROM query_table(kernel_phases)
 ),
 scope AS (
     SELECT trace_id, pid, bool_or(phase IN ('replay', 'eager')) AS has_steady FROM ops GROUP BY ALL
@@ -71,3 +73,9 @@ SELECT i.trace_id, i.pid, i.anchor, i.period_ns, count(*) OVER (PARTITION BY i.t
 FROM islands i
 JOIN best b ON b.trace_id = i.trace_id AND b.pid = i.pid AND b.island = i.island
 WHERE i.regular;
+
+CREATE OR REPLACE VIEW gpu_periods AS
+WITH kernel_phases AS (
+    SELECT trace_id, pid, name, start_ns, phase FROM gpu_op_phases WHERE category = 'kernel'
+)
+SELECT * FROM gpu_periods_of(kernel_phases);

@@ -16,22 +16,28 @@
 -- @column start_ns        Start of the first steady step (ns).
 -- @column end_ns          End of the last step (ns).
 CREATE OR REPLACE VIEW steady_state AS
-WITH steady AS (
-    SELECT trace_id, pid FROM gpu_op_phases WHERE phase IN ('replay', 'eager') GROUP BY ALL
+WITH s AS MATERIALIZED (
+    SELECT * FROM steps
+),
+phases AS MATERIALIZED (
+    SELECT trace_id, pid, start_ns, end_ns, phase IN ('capture', 'warmup') AS one_time
+    FROM gpu_op_phases
+),
+steady AS (
+    SELECT trace_id, pid FROM phases WHERE NOT one_time GROUP BY ALL
 ),
 phased AS (
-    SELECT s.trace_id, s.pid, s.step_index,
-           bool_or(p.phase IN ('capture', 'warmup')) AS one_time
-    FROM steps s
+    SELECT s.trace_id, s.pid, s.step_index, bool_or(p.one_time) AS one_time
+    FROM s
     SEMI JOIN steady USING (trace_id, pid)
-    JOIN gpu_op_phases p ON p.trace_id = s.trace_id AND p.pid = s.pid
-                        AND p.start_ns < s.end_ns AND p.end_ns > s.start_ns
+    JOIN phases p ON p.trace_id = s.trace_id AND p.pid = s.pid
+                 AND p.start_ns < s.end_ns AND p.end_ns > s.start_ns
     GROUP BY ALL
 ),
 marked AS (
     SELECT s.*, coalesce(ph.one_time, false)
                 OR s.wall_ns > 1.5 * median(s.wall_ns) OVER (PARTITION BY s.trace_id, s.pid) AS warm
-    FROM steps s
+    FROM s
     LEFT JOIN phased ph USING (trace_id, pid, step_index)
 ),
 lead AS (

@@ -24,7 +24,7 @@
 -- steps_over(pattern): both in one macro (pattern NULL: the rules; steps and
 -- steps_matching read it).
 --
--- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_periods,
+-- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_periods_of, gpu_op_phases,
 --          intervals_union_ns
 --
 -- @column trace_id          Trace.
@@ -46,7 +46,8 @@
 -- @column step_rule         Rule that found the step: 'profiler_step', 'vllm', 'sglang',
 --                           'record_function', 'periodicity' or 'pattern'.
 
--- step_rules: the step rules in the order they are tried.
+-- step_rules: the step rules in the order they are tried (step_rule_pattern(rule): the
+-- pattern of one rule).
 --
 -- @column priority  Order (1 = tried first).
 -- @column rule      Rule name (steps.step_rule).
@@ -60,38 +61,65 @@
 --
 -- @column step_key  Key of the window within the trace and process (unique).
 
+-- the patterns are constants, so that each regular expression is compiled once per query,
+-- not once per row
+CREATE OR REPLACE MACRO step_rule_pattern(rule) AS
+CASE rule
+    WHEN 'profiler_step' THEN '^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$'
+    WHEN 'vllm' THEN '^(execute_context_[0-9]+\([0-9]+\)_generation_[0-9]+\([0-9]+\)|execute_model)$'
+    WHEN 'sglang' THEN '(^|/)sglang/srt/managers/scheduler\.py\([0-9]+\): run_batch$'
+    WHEN 'record_function' THEN '^((request|req|iteration|iter|decode|prefill|generate|generation|infer|inference)'
+                                || '([ _#:-]?[0-9]+)?|(forward|batch|token)[ _#:-]?[0-9]+)$'
+END;
+
 CREATE OR REPLACE VIEW step_rules AS
-SELECT * FROM (VALUES
-    (1, 'profiler_step', 'range', '^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$',
-     'torch.profiler schedule steps (prof.step()); training loops'),
-    (2, 'vllm', 'range', '^(execute_context_[0-9]+\([0-9]+\)_generation_[0-9]+\([0-9]+\)|execute_model)$',
-     'vLLM engine iterations (v1 GPU worker profile annotation; older execute_model)'),
-    (3, 'sglang', 'python', '(^|/)sglang/srt/managers/scheduler\.py\([0-9]+\): run_batch$',
-     'SGLang scheduler iterations (Python stacks, on by default in its profiler)'),
-    (4, 'record_function', 'range',
-     '^((request|req|iteration|iter|decode|prefill|generate|generation|infer|inference)([ _#:-]?[0-9]+)?|(forward|batch|token)[ _#:-]?[0-9]+)$',
-     'plain record_function / NVTX loops, one numbered range per request or iteration')
-) AS r(priority, rule, source, pattern, meaning);
+SELECT priority, rule, source, step_rule_pattern(rule) AS pattern, meaning FROM (VALUES
+    (1, 'profiler_step', 'range', 'torch.profiler schedule steps (prof.step()); training loops'),
+    (2, 'vllm', 'range', 'vLLM engine iterations (v1 GPU worker profile annotation; older execute_model)'),
+    (3, 'sglang', 'python', 'SGLang scheduler iterations (Python stacks, on by default in its profiler)'),
+    (4, 'record_function', 'range', 'plain record_function / NVTX loops, one numbered range per request or iteration')
+) AS r(priority, rule, source, meaning);
 
 CREATE OR REPLACE VIEW step_windows AS
-WITH ranges AS (
-    SELECT r.trace_id, r.pid, r.range AS step, r.start_ns, r.end_ns, u.rule, u.priority,
-           'a' || r.annotation_id AS step_key
-    FROM nvtx_ranges r
-    JOIN step_rules u ON u.source = 'range'
-                     AND regexp_matches(regexp_replace(r.range, '^[^:]*:', ''), u.pattern, 'i')
+WITH named AS (
+    SELECT trace_id, pid, range, start_ns, end_ns, annotation_id, regexp_replace(range, '^[^:]*:', '') AS name
+    FROM nvtx_ranges
+),
+ranges AS (
+    SELECT trace_id, pid, range AS step, start_ns, end_ns, 'a' || annotation_id AS step_key,
+           CASE WHEN regexp_matches(name, step_rule_pattern('profiler_step'), 'i') THEN 'profiler_step'
+                WHEN regexp_matches(name, step_rule_pattern('vllm'), 'i') THEN 'vllm'
+                WHEN regexp_matches(name, step_rule_pattern('record_function'), 'i') THEN 'record_function'
+           END AS rule
+    FROM named
     UNION ALL
-    SELECT f.trace_id, f.pid, f.name, f.start_ns, f.end_ns, u.rule, u.priority, 'f' || f.frame_id
-    FROM python_frames f
-    JOIN step_rules u ON u.source = 'python' AND regexp_matches(f.name, u.pattern, 'i')
+    SELECT trace_id, pid, name, start_ns, end_ns, 'f' || frame_id, 'sglang'
+    FROM python_frames
+    WHERE function = 'run_batch' AND regexp_matches(name, step_rule_pattern('sglang'), 'i')
+),
+ruled AS (
+    SELECT r.*, u.priority FROM ranges r JOIN step_rules u USING (rule)
 ),
 matches AS (
     SELECT trace_id, priority, max(n) AS per_process
-    FROM (SELECT trace_id, pid, priority, count(*) AS n FROM ranges GROUP BY ALL)
+    FROM (SELECT trace_id, pid, priority, count(*) AS n FROM ruled GROUP BY ALL)
     GROUP BY ALL
 ),
+unmarked AS (
+    -- traces with no rule repeating in a process: the only ones whose periodicity matters
+    SELECT trace_id FROM traces
+    EXCEPT SELECT trace_id FROM matches WHERE per_process >= 2
+),
+kernel_phases AS (
+    SELECT p.trace_id, p.pid, p.name, p.start_ns, p.phase
+    FROM gpu_op_phases p SEMI JOIN unmarked u ON u.trace_id = p.trace_id
+    WHERE p.category = 'kernel'
+),
+periods AS MATERIALIZED (
+    SELECT * FROM gpu_periods_of(kernel_phases)
+),
 periodic AS (
-    SELECT trace_id FROM gpu_periods GROUP BY ALL HAVING max(period_index) >= 2
+    SELECT trace_id FROM periods GROUP BY ALL HAVING max(period_index) >= 2
 ),
 chosen AS (
     -- a rule that repeats (2+ matches in a process) beats one that matched once, such as
@@ -104,10 +132,10 @@ chosen AS (
     HAVING max(m.per_process) >= 2 OR p.trace_id IS NULL
 )
 SELECT r.trace_id, r.pid, r.step, r.start_ns, r.end_ns, r.rule AS step_rule, r.step_key
-FROM ranges r JOIN chosen c USING (trace_id, priority)
+FROM ruled r JOIN chosen c USING (trace_id, priority)
 UNION ALL
 SELECT p.trace_id, p.pid, 'period ' || p.period_index, p.start_ns, p.end_ns, 'periodicity', 'p' || p.period_index
-FROM gpu_periods p
+FROM periods p
 ANTI JOIN chosen c USING (trace_id);
 
 CREATE OR REPLACE MACRO steps_over(pattern) AS TABLE
