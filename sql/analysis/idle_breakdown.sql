@@ -1,15 +1,11 @@
 -- idle_breakdown_over(kernel_wait_max_ns): every idle gap on a stream, between one GPU
--- operation's end and the next one's start, classified by its likely cause (HTA's
--- idle time breakdown):
---   'host_wait'   the API call that launched the next operation began after the
---                 previous one had finished: the CPU did not enqueue work in time;
---   'kernel_wait' otherwise, when the gap is shorter than kernel_wait_max_ns: the
---                 normal launch overhead between back-to-back kernels;
---   'other'       anything else (waits on other streams, events, the host...).
--- idle_breakdown: the same with kernel_wait_max_ns = 30,000 ns (30 us: HTA's default
--- 'consecutive_kernel_delay = 30', which HTA documents as ns but compares with us).
+-- operation's end and the next one's start, with its likely cause (HTA's idle time
+-- breakdown; the vocabulary is idle_cause's): 'host_wait' (the next operation was
+-- launched only after the stream went idle), 'kernel_wait' (launched in time, gap
+-- shorter than kernel_wait_max_ns) or 'other'.
+-- idle_breakdown: the same with idle_cause's default, kernel_wait_max_ns = 30,000 ns.
 --
--- depends: gpu_ops, api, intervals_gaps
+-- depends: gpu_ops, api, intervals_gaps, idle_cause
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.
@@ -18,7 +14,7 @@
 -- @column start_ns        End of the previous operation on the stream (ns).
 -- @column end_ns          Start of the next operation (ns).
 -- @column duration_ns     end_ns - start_ns (> 0).
--- @column cause           'host_wait', 'kernel_wait' or 'other'.
+-- @column cause           'host_wait', 'kernel_wait' or 'other' (idle_cause).
 -- @column next_op         Name of the operation after the gap.
 -- @column launch_start_ns When the API call that launched the next operation began (ns).
 CREATE OR REPLACE MACRO idle_breakdown_over(kernel_wait_max_ns) AS TABLE
@@ -38,15 +34,13 @@ ended_by AS (
 )
 SELECT lane.trace_id, lane.pid, lane.device_id, lane.stream_id,
        start_ns, end_ns, end_ns - start_ns AS duration_ns,
-       CASE WHEN launch_start_ns > start_ns THEN 'host_wait'
-            WHEN end_ns - start_ns < kernel_wait_max_ns THEN 'kernel_wait'
-            ELSE 'other' END AS cause,
+       idle_cause(launch_start_ns, start_ns, end_ns - start_ns, kernel_wait_max_ns) AS cause,
        name AS next_op, launch_start_ns
 FROM ended_by;
 
 -- idle_breakdown: (see idle_breakdown_over)
 CREATE OR REPLACE VIEW idle_breakdown AS
-SELECT * FROM idle_breakdown_over(30000);
+SELECT * FROM idle_breakdown_over(idle_cause_kernel_wait_max_ns());
 
 -- idle_breakdown_by_stream: idle time per stream and cause, with each cause's share of
 -- the stream's idle time.
