@@ -8,7 +8,7 @@ import json
 
 from conftest import DATA
 from tracelake.analysis.cli import main
-from tracelake.analysis.lake import connect
+from tracelake.analysis.database import connect
 
 
 def _kernel(name, ts, dur, corr):
