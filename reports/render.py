@@ -64,9 +64,9 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "achieved bandwidth (bytes / time).", charts.memcpy_kinds(copies)))
     gaps = data.gap_distribution(con, trace_id)
     if gaps.height:
-        chart_specs.append(("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_late: the next "
-                            "operation was launched only after the GPU had gone idle; gpu_dependency: it was "
-                            "queued but waited on something else.",
+        chart_specs.append(("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_wait: the next "
+                            "operation was launched only after the GPU had gone idle; kernel_wait: it was "
+                            "queued, gap under 30 µs; other: it was queued but waited on something else.",
                             charts.gap_distribution(gaps, data.GAP_LABELS)))
     step_parts = data.step_breakdown(con, trace_id)
     if step_parts.height:
