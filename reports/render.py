@@ -38,7 +38,8 @@ def trace_report(con, trace_id: str, links: dict[str, str] | None = None, *, ver
 
 def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, version: str) -> TracePage:
     """links: trace id -> relative link of its page, for the per-rank section."""
-    h = data.header(con, trace_id)
+    summary = data.summary(con, trace_id)
+    h = data.header(con, trace_id, summary)
     chart_specs = []
     util = data.utilization(con, trace_id)
     if util.height:
@@ -76,17 +77,14 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "its share of all GPU time (Python frames > operators > kernels).", charts.icicle(tree)))
     findings = data.findings_table(con, trace_id)
     rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
-    k = data.headline(con, trace_id, temporal, kernels, findings)
-    known = h | {"idle_pct": k["idle_pct"], "compute_pct": k["compute_pct"], "findings": k["findings"],
-                 "top_kernel": kernels[0]["name"] if kernels else None}
-    index_row = {c: known[c] for c in data.INDEX_COLUMNS}
+    k = data.headline(summary, kernels)
     html = _ENV.get_template("trace.html.j2").render(
         title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels,
         memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
         ranks=data.rank_rows(con, trace_id), links=links or {}, version=version)
-    return TracePage(html, index_row)
+    return TracePage(html, data.index_row(summary))
 
 
 def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict], *, version: str,
