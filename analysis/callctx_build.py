@@ -24,6 +24,8 @@ from tracelake.ingest.lake_writer import conform
 from tracelake.ingest.nesting import parent_and_depth
 from tracelake.ingest.schema import TABLES
 
+from . import memory_context
+
 # Native frames folded out of the 'stack' tree: the CPython interpreter, dispatcher plumbing, and
 # the profiler's, driver's and C library's own frames; unresolved addresses too.
 _FOLDED_SYMBOL = (r"^(_?Py|PyEval|_PyEval|cfunction_|method_vectorcall|slot_tp_|vectorcall|function_code_fastcall|"
@@ -203,17 +205,42 @@ def _torch_stack_paths(tables: dict[str, pa.Table], calls: pl.DataFrame) -> dict
     return paths
 
 
+def _memory_paths(memory: pl.DataFrame, calls: pl.DataFrame, paths: dict[int, list], is_nsys: bool) -> dict:
+    """The paths of the allocator events, by row of `memory`. PyTorch events were placed as points after
+    the calls; an nsys event has the path of its allocating call (same pid and correlation id)."""
+    if not is_nsys:
+        return {i: paths[calls.height + i] for i in range(memory.height) if calls.height + i in paths}
+    linked = memory.join(calls.select("pid", "correlation_id", "call_index"), on=["pid", "correlation_id"], how="left",
+                         maintain_order="left")["call_index"].to_list()
+    return {i: paths[c] for i, c in enumerate(linked) if c is not None and c in paths}
+
+
 def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
-    """callctx_nodes and callctx_gpu_ops for one trace's tables (none when it has no GPU work)."""
+    """callctx_nodes and callctx_gpu_ops for one trace's tables (none when it has no GPU work), and
+    memory_context for its allocator events (none when it has none)."""
     tables = {name: conform(name, tables.get(name)) for name in TABLES}  # every table and column present
     ops = _gpu_ops(tables)
-    if ops.height == 0:
+    memory = pl.from_arrow(tables["memory_events"].select(["event_id", "ts_ns", "pid", "tid", "correlation_id",
+                                                            "device_type", "device_id", "address", "bytes"]))
+    if ops.height == 0 and memory.height == 0:
         return {}
     calls = _launch_calls(tables).with_row_index("call_index")
-    linked = ops.join(calls.select("pid", "correlation_id", "call_index"), on=["pid", "correlation_id"], how="left")
     is_nsys = tables["cpu_ops"].num_rows == 0
-    stack_paths = _callchain_paths(tables, calls) if is_nsys else _torch_stack_paths(tables, calls)
-    nvtx_paths = _enclosing_paths(_torch_ranges(tables, ("nvtx",)), calls)
+    # PyTorch allocator events nest in the operators and frames of their thread like launch calls:
+    # one sweep places both.
+    points = calls if is_nsys else pl.concat([
+        calls.select("pid", "tid", "start_ns"),
+        memory.select("pid", "tid", pl.col("ts_ns").alias("start_ns"))])
+    stack_paths = _callchain_paths(tables, calls) if is_nsys else _torch_stack_paths(tables, points)
+    nvtx_paths = _enclosing_paths(_torch_ranges(tables, ("nvtx",)), points)
+    out = {}
+    if memory.height:
+        out["memory_context"] = memory_context.table(
+            memory, _memory_paths(memory, calls, stack_paths, is_nsys), _memory_paths(memory, calls, nvtx_paths,
+                                                                                     is_nsys), is_nsys)
+    if ops.height == 0:
+        return out
+    linked = ops.join(calls.select("pid", "correlation_id", "call_index"), on=["pid", "correlation_id"], how="left")
 
     node_tables, gpu_tables = [], []
     for tree, paths, missing in (("stack", stack_paths, UNATTRIBUTED_NO_STACK), ("nvtx", nvtx_paths,
@@ -231,4 +258,5 @@ def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
         gpu_tables.append(linked.select(
             pl.lit(tree).alias("tree"), pl.Series("node_id", leaf_ids, pl.Int64), "category", "start_ns",
             "duration_ns", "bytes"))
-    return {"callctx_nodes": pl.concat(node_tables).to_arrow(), "callctx_gpu_ops": pl.concat(gpu_tables).to_arrow()}
+    return {**out, "callctx_nodes": pl.concat(node_tables).to_arrow(),
+            "callctx_gpu_ops": pl.concat(gpu_tables).to_arrow()}

@@ -295,6 +295,7 @@ _table(
 _table(
     "memory_events",
     "Allocator events: Kineto [memory] instants; nsys CUDA_GPU_MEMORY_USAGE_EVENTS.",
+    _c("event_id", I64, "Row id in time order (the source's order breaks ties), unique within the trace."),
     _c("ts_ns", I64, "When it happened."),
     _c("pid", I64, "OS process id."),
     _c("tid", I64, "OS thread id.", TORCH),
@@ -392,5 +393,30 @@ _table(
     _c("bytes", I64, "Bytes moved or set (memcpy/memset).", DERIVED),
 )
 
+_table(
+    "memory_context",
+    "Where each allocator event (memory_events) happened and which block it starts or ends, built at ingest "
+    "with the calling-context trees (analysis/memory_context.py).",
+    _c("event_id", I64, "memory_events.event_id.", DERIVED),
+    _c("paired_event_id", I64, "The other end of the event's block: an allocation's free, a free's allocation "
+                               "(same process, device and address; NULL when not in the trace).", DERIVED),
+    _c("block_status", STR, "'freed', 'never_freed' (allocated, not freed in the trace), 'free_missing' "
+                            "(allocated again at the address first) or 'alive_before_trace' (a free of a block "
+                            "allocated before the trace). NULL for events without an address.", DERIVED),
+    _c("operator", STR, "Innermost operator enclosing the event: the PyTorch cpu_op on the same thread; for nsys "
+                        "the innermost at::_ops frame of the allocating call's backtrace, else its innermost NVTX "
+                        "range. NULL outside any.", DERIVED),
+    _c("operator_stack", pa.list_(STR), "Operators enclosing the event, outermost first (its last is operator).",
+       DERIVED),
+    _c("call_stack", STR, "Calling context, outermost first, ' > ' between frames: Python frames > operators "
+                          "(PyTorch; autograd-thread events get the main thread's Python frames in front), or the "
+                          "allocating call's folded native backtrace (nsys). NULL when none was recorded.", DERIVED),
+    _c("nvtx_path", STR, "NVTX ranges / user annotations enclosing the event (nsys: the allocating call), "
+                         "outermost first, ' > ' between them. NULL outside any.", DERIVED),
+    _c("category", STR, "Allocation site: 'optimizer', 'backward', 'forward' or 'other', from the frame, operator "
+                        "and range names of the context (analysis/memory_context.py says which).", DERIVED),
+)
+
 EVENT_TABLES = [name for name in TABLES
-                if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops")]
+                if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops",
+                                "memory_context")]

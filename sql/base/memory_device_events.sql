@@ -1,0 +1,31 @@
+-- memory_device_events: the allocator events the memory views count, and where their
+-- numbers come from (memory_context, joined on trace_id and event_id, says where each
+-- happened). PyTorch: every [memory] event (CUDA and CPU allocators). Nsight: the CUDA memory usage events of device memory
+-- allocated through the CUDA API (memory kinds device, managed, array); host allocations
+-- (pinned, pageable) and static module memory (device_static, managed_static) are left out.
+--
+-- depends: memory_events, traces
+--
+-- @column trace_id               Trace.
+-- @column source                 'pytorch_allocator' (the caching allocator's own totals) or
+--                                'cuda_memory_usage_events' (nsys --cuda-memory-usage=true).
+-- @column rank                   Distributed rank (NULL when unknown).
+-- @column pid                    Process.
+-- @column tid                    Thread (NULL for nsys).
+-- @column device_type            'cuda' or 'cpu'.
+-- @column device_id              Device (-1 for the CPU).
+-- @column event_id               memory_events.event_id (time order).
+-- @column ts_ns                  When (ns).
+-- @column address                Block address.
+-- @column bytes                  Signed size: > 0 allocation, < 0 free (bytes).
+-- @column total_allocated_bytes  PyTorch: allocated on the device after the event (bytes).
+-- @column total_reserved_bytes   PyTorch: reserved by the caching allocator after the event (bytes).
+-- @column correlation_id         nsys: the allocating or freeing API call.
+CREATE OR REPLACE VIEW memory_device_events AS
+SELECT m.trace_id,
+       CASE t.source WHEN 'nsys' THEN 'cuda_memory_usage_events' ELSE 'pytorch_allocator' END AS source,
+       t.rank, m.pid, m.tid, m.device_type, m.device_id, m.event_id, m.ts_ns, m.address, m.bytes,
+       m.total_allocated_bytes, m.total_reserved_bytes, m.correlation_id
+FROM memory_events m
+JOIN traces t USING (trace_id)
+WHERE t.source <> 'nsys' OR m.mem_kind IN ('device', 'managed', 'array');
