@@ -217,7 +217,7 @@ def _memory_paths(memory: pl.DataFrame, calls: pl.DataFrame, paths: dict[int, li
 
 def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     """callctx_nodes and callctx_gpu_ops for one trace's tables (none when it has no GPU work), and
-    memory_context for its allocator events (none when it has none)."""
+    memory_context and memory_call_contexts for its allocator events (none when it has none)."""
     tables = {name: conform(name, tables.get(name)) for name in TABLES}  # every table and column present
     ops = _gpu_ops(tables)
     memory = pl.from_arrow(tables["memory_events"].select(["event_id", "ts_ns", "pid", "tid", "correlation_id",
@@ -235,9 +235,8 @@ def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     nvtx_paths = _enclosing_paths(_torch_ranges(tables, ("nvtx",)), points)
     out = {}
     if memory.height:
-        out["memory_context"] = memory_context.table(
-            memory, _memory_paths(memory, calls, stack_paths, is_nsys), _memory_paths(memory, calls, nvtx_paths,
-                                                                                     is_nsys), is_nsys)
+        out.update(memory_context.tables(memory, _memory_paths(memory, calls, stack_paths, is_nsys),
+                                         _memory_paths(memory, calls, nvtx_paths, is_nsys), is_nsys))
     if ops.height == 0:
         return out
     linked = ops.join(calls.select("pid", "correlation_id", "call_index"), on=["pid", "correlation_id"], how="left")

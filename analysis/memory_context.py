@@ -1,4 +1,6 @@
-"""Where each allocator event happened: the `memory_context` table (one row per memory_events row).
+"""Where each allocator event happened: the `memory_context` table (one row per memory_events row)
+and the contexts it points to, `memory_call_contexts` (one row per distinct context: a few hundred
+where a trace has tens of thousands of events, so the views group by id and join the text last).
 
 callctx_build finds the calling context of every allocator event in the same sweep that places the
 launch calls (a PyTorch [memory] event sits inside the operators and Python frames of its thread;
@@ -76,42 +78,55 @@ def blocks(memory: pl.DataFrame) -> pl.DataFrame:
         .drop("row")
 
 
-def table(memory: pl.DataFrame, stack_paths: dict[int, list[tuple[str, str]]],
-          nvtx_paths: dict[int, list[tuple[str, str]]], is_nsys: bool) -> pa.Table:
-    """`memory` holds event_id and BLOCK_KEYS, bytes; the path dicts are keyed by its row index. Each distinct path is
-    described once: most are shared list objects (one per enclosing range), found by identity."""
+def tables(memory: pl.DataFrame, stack_paths: dict[int, list[tuple[str, str]]],
+           nvtx_paths: dict[int, list[tuple[str, str]]], is_nsys: bool) -> dict[str, pa.Table]:
+    """memory_context (one row per event of `memory`: event_id, BLOCK_KEYS, bytes) and
+    memory_call_contexts (one row per distinct context). The path dicts are keyed by row of `memory`.
+    Each distinct path is described once: most are shared list objects (one per enclosing range),
+    found by identity; contexts are numbered in order of first use."""
     by_id: dict[int, tuple] = {}  # id(path) -> (description, path); holding the path keeps its id taken
     by_value: dict[tuple, tuple] = {}
     empty: list = []
 
     def describe(path: list) -> tuple:
-        """(operator labels, all labels, text, category rank) of a path."""
+        """(key, operator labels, all labels, text, category rank) of a path."""
         hit = by_id.get(id(path))
         if hit is None:
             key = tuple(path)
             row = by_value.get(key)
             if row is None:
                 labels = [label for label, _ in path]
-                row = by_value[key] = ([label for label, kind in path if kind == "op"], labels,
+                row = by_value[key] = (len(by_value), [label for label, kind in path if kind == "op"], labels,
                                        SEPARATOR.join(labels) or None, category_rank(labels))
             hit = by_id[id(path)] = (row, path)
         return hit[0]
 
-    columns: dict[str, list] = {"operator": [], "operator_stack": [], "call_stack": [], "nvtx_path": [],
-                                "category": []}
+    context_ids: dict[tuple[int, int], int] = {}
+    contexts: dict[str, list] = {"operator": [], "operator_stack": [], "call_stack": [], "nvtx_path": [],
+                                 "category": []}
+    ids = []
     for i in range(memory.height):
         stack = describe(stack_paths.get(i, empty))
         nvtx = describe(nvtx_paths.get(i, empty))
-        # nsys without at::_ops frames: the NVTX ranges (PyTorch's autograd NVTX ranges are its operators)
-        operators = stack[0] or (nvtx[1] if is_nsys else None)
-        columns["operator"].append(operators[-1] if operators else None)
-        columns["operator_stack"].append(operators or None)
-        columns["call_stack"].append(stack[2])
-        columns["nvtx_path"].append(nvtx[2])
-        columns["category"].append(CATEGORIES[min(stack[3], nvtx[3])])
-    types = {"operator_stack": pa.list_(pa.string())}
+        context = context_ids.get((stack[0], nvtx[0]))
+        if context is None:
+            context = context_ids[(stack[0], nvtx[0])] = len(context_ids)
+            # nsys without at::_ops frames: the NVTX ranges (PyTorch's autograd NVTX ranges are its operators)
+            operators = stack[1] or (nvtx[2] if is_nsys else None)
+            contexts["operator"].append(operators[-1] if operators else None)
+            contexts["operator_stack"].append(operators or None)
+            contexts["call_stack"].append(stack[3])
+            contexts["nvtx_path"].append(nvtx[3])
+            contexts["category"].append(CATEGORIES[min(stack[4], nvtx[4])])
+        ids.append(context)
     paired = blocks(memory)
-    return pa.table({"event_id": memory["event_id"].to_arrow(),
-                     "paired_event_id": paired["paired_event_id"].cast(pl.Int64).to_arrow(),
-                     "block_status": paired["block_status"].to_arrow(),
-                     **{name: pa.array(values, types.get(name, pa.string())) for name, values in columns.items()}})
+    types = {"operator_stack": pa.list_(pa.string())}
+    return {
+        "memory_context": pa.table({"event_id": memory["event_id"].to_arrow(),
+                                    "paired_event_id": paired["paired_event_id"].cast(pl.Int64).to_arrow(),
+                                    "block_status": paired["block_status"].to_arrow(),
+                                    "context_id": pa.array(ids, pa.int64())}),
+        "memory_call_contexts": pa.table({"context_id": pa.array(range(len(context_ids)), pa.int64()),
+                                          **{name: pa.array(values, types.get(name, pa.string()))
+                                             for name, values in contexts.items()}}),
+    }

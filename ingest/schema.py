@@ -403,6 +403,13 @@ _table(
     _c("block_status", STR, "'freed', 'never_freed' (allocated, not freed in the trace), 'free_missing' "
                             "(allocated again at the address first) or 'alive_before_trace' (a free of a block "
                             "allocated before the trace). NULL for events without an address.", DERIVED),
+    _c("context_id", I64, "memory_call_contexts.context_id: where the event happened.", DERIVED),
+)
+
+_table(
+    "memory_call_contexts",
+    "The distinct places allocator events happened (memory_context.context_id), built at ingest.",
+    _c("context_id", I64, "Id within the trace.", DERIVED),
     _c("operator", STR, "Innermost operator enclosing the event: the PyTorch cpu_op on the same thread; for nsys "
                         "the innermost at::_ops frame of the allocating call's backtrace, else its innermost NVTX "
                         "range. NULL outside any.", DERIVED),
@@ -419,4 +426,4 @@ _table(
 
 EVENT_TABLES = [name for name in TABLES
                 if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops",
-                                "memory_context")]
+                                "memory_context", "memory_call_contexts")]

@@ -8,7 +8,7 @@
 -- allocated before the trace and not freed in it cannot be itemized: its bytes (the peak
 -- less every block seen) form one row, '(allocated before the trace)'.
 --
--- depends: memory_peaks, memory_allocations
+-- depends: memory_peaks, memory_blocks, memory_allocations, memory_call_contexts
 --
 -- @column trace_id              Trace.
 -- @column pid                   Process.
@@ -32,59 +32,57 @@ WHERE coalesce(a.alloc_event_id, -1) <= p.peak_event_id
 -- @column key          The operator, call stack or category ('(allocated before the trace)'
 --                      for memory from before the trace; '(none)' when the event had none).
 -- @column live_bytes   Bytes of the key's blocks alive at the peak (bytes).
--- @column blocks       Blocks alive at the peak (NULL for memory from before the trace that
---                      was not freed in it).
+-- @column blocks       Blocks alive at the peak (memory from before the trace that was not
+--                      freed in it counts none: its blocks were never seen).
 -- @column peak_pct     live_bytes / peak_allocated_bytes x 100.
 CREATE OR REPLACE VIEW memory_peak_breakdown AS
-WITH keyed AS (
-    SELECT trace_id, pid, device_type, device_id, step, step_index, peak_allocated_bytes, bytes,
-           alloc_event_id IS NULL AS before_trace,
-           coalesce(alloc_operator, '(none)') AS operator,
-           coalesce(alloc_call_stack, '(none)') AS call_stack,
-           category
-    FROM memory_peak_live
+WITH peaks AS MATERIALIZED (
+    SELECT * FROM memory_peaks
+),
+live AS MATERIALIZED (
+    -- blocks alive at each peak, by allocation context (ids: the text is joined to few rows)
+    SELECT b.trace_id, b.pid, b.device_type, b.device_id, p.step_index, b.alloc_context_id,
+           b.alloc_event_id IS NULL AS before_trace, sum(b.bytes) AS bytes, count(*) AS blocks
+    FROM peaks p
+    JOIN memory_blocks b ON b.trace_id = p.trace_id AND b.pid = p.pid AND b.device_type = p.device_type
+                        AND b.device_id = p.device_id
+    WHERE coalesce(b.alloc_event_id, -1) <= p.peak_event_id
+      AND (b.free_event_id IS NULL OR b.free_event_id > p.peak_event_id)
+    GROUP BY ALL
 ),
 grouped AS (
-    SELECT trace_id, pid, device_type, device_id, step, step_index, 'operator' AS grouping,
-           CASE WHEN before_trace THEN '(allocated before the trace)' ELSE operator END AS key, bytes
-    FROM keyed
-    UNION ALL
-    SELECT trace_id, pid, device_type, device_id, step, step_index, 'call_stack',
-           CASE WHEN before_trace THEN '(allocated before the trace)' ELSE call_stack END, bytes
-    FROM keyed
-    UNION ALL
-    SELECT trace_id, pid, device_type, device_id, step, step_index, 'category',
-           CASE WHEN before_trace THEN '(allocated before the trace)' ELSE category END, bytes
-    FROM keyed
+    SELECT l.trace_id, l.pid, l.device_type, l.device_id, l.step_index, g.grouping,
+           CASE WHEN l.before_trace THEN '(allocated before the trace)'
+                WHEN g.grouping = 'operator' THEN coalesce(c.operator, '(none)')
+                WHEN g.grouping = 'call_stack' THEN coalesce(c.call_stack, '(none)')
+                ELSE c.category END AS key,
+           sum(l.bytes) AS live_bytes, sum(l.blocks) AS blocks
+    FROM live l
+    LEFT JOIN memory_call_contexts c ON c.trace_id = l.trace_id AND c.context_id = l.alloc_context_id
+    CROSS JOIN (VALUES ('operator'), ('call_stack'), ('category')) g(grouping)
+    GROUP BY ALL
 ),
 seen AS (
     SELECT trace_id, pid, device_type, device_id, step_index, sum(bytes) AS bytes
-    FROM memory_peak_live
+    FROM live
     GROUP BY ALL
 ),
-unseen AS (
-    SELECT p.trace_id, p.pid, p.device_type, p.device_id, p.step, p.step_index, g.grouping,
-           '(allocated before the trace)' AS key,
-           p.peak_allocated_bytes - coalesce(s.bytes, 0) AS bytes
-    FROM memory_peaks p
+rows AS (
+    SELECT p.trace_id, p.pid, p.device_type, p.device_id, p.step, p.step_index, p.peak_allocated_bytes,
+           g.grouping, g.key, g.live_bytes, g.blocks
+    FROM peaks p
+    JOIN grouped g USING (trace_id, pid, device_type, device_id, step_index)
+    UNION ALL
+    -- what the peak holds beyond every block seen: allocated before the trace, never freed in it
+    SELECT p.trace_id, p.pid, p.device_type, p.device_id, p.step, p.step_index, p.peak_allocated_bytes,
+           g.grouping, '(allocated before the trace)', p.peak_allocated_bytes - coalesce(s.bytes, 0), 0
+    FROM peaks p
     LEFT JOIN seen s USING (trace_id, pid, device_type, device_id, step_index)
     CROSS JOIN (VALUES ('operator'), ('call_stack'), ('category')) g(grouping)
-),
-totals AS (
-    SELECT trace_id, pid, device_type, device_id, step, step_index, grouping, key,
-           sum(bytes) AS live_bytes, count(*) AS blocks
-    FROM grouped
-    GROUP BY ALL
-    UNION ALL
-    SELECT trace_id, pid, device_type, device_id, step, step_index, grouping, key, bytes, NULL
-    FROM unseen
-    WHERE bytes <> 0
+    WHERE p.peak_allocated_bytes <> coalesce(s.bytes, 0)
 )
-SELECT t.trace_id, t.pid, t.device_type, t.device_id, t.step, t.step_index, p.peak_allocated_bytes,
-       t.grouping, t.key, CAST(sum(t.live_bytes) AS BIGINT) AS live_bytes,
-       CAST(sum(t.blocks) AS BIGINT) AS blocks,
-       100.0 * sum(t.live_bytes) / nullif(p.peak_allocated_bytes, 0) AS peak_pct
-FROM totals t
-JOIN memory_peaks p USING (trace_id, pid, device_type, device_id, step_index)
-GROUP BY t.trace_id, t.pid, t.device_type, t.device_id, t.step, t.step_index, p.peak_allocated_bytes,
-         t.grouping, t.key;
+SELECT trace_id, pid, device_type, device_id, step, step_index, peak_allocated_bytes, grouping, key,
+       CAST(sum(live_bytes) AS BIGINT) AS live_bytes, CAST(sum(blocks) AS BIGINT) AS blocks,
+       100.0 * sum(live_bytes) / nullif(peak_allocated_bytes, 0) AS peak_pct
+FROM rows
+GROUP BY trace_id, pid, device_type, device_id, step, step_index, peak_allocated_bytes, grouping, key;

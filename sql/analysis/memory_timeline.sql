@@ -17,7 +17,6 @@
 --
 -- @column trace_id         Trace.
 -- @column source           'pytorch_allocator' or 'cuda_memory_usage_events'.
--- @column rank             Distributed rank (NULL when unknown).
 -- @column pid              Process.
 -- @column device_type      'cuda' or 'cpu'.
 -- @column device_id        Device (-1 for the CPU).
@@ -28,12 +27,12 @@
 -- @column reserved_bytes   Reserved by PyTorch's caching allocator after the event (bytes);
 --                          NULL for nsys.
 CREATE OR REPLACE VIEW memory_timeline AS
-SELECT trace_id, source, rank, pid, device_type, device_id, event_id, ts_ns, bytes AS delta_bytes,
+SELECT trace_id, source, pid, device_type, device_id, event_id, ts_ns, bytes AS delta_bytes,
        total_allocated_bytes AS allocated_bytes, total_reserved_bytes AS reserved_bytes
 FROM memory_device_events
 WHERE total_allocated_bytes IS NOT NULL
 UNION ALL
-SELECT trace_id, source, rank, pid, device_type, device_id, event_id, ts_ns, bytes,
+SELECT trace_id, source, pid, device_type, device_id, event_id, ts_ns, bytes,
        CAST(sum(bytes) OVER (PARTITION BY trace_id, pid, device_type, device_id ORDER BY event_id
                              ROWS UNBOUNDED PRECEDING) AS BIGINT),
        NULL
@@ -61,7 +60,7 @@ b AS (
     FROM memory_timeline m
     JOIN span s USING (trace_id)
 )
-SELECT trace_id, any_value(source) AS source, any_value(rank) AS rank, pid, device_type, device_id, bucket,
+SELECT trace_id, any_value(source) AS source, pid, device_type, device_id, bucket,
        CAST(any_value(trace_start_ns) + bucket * any_value(width_ns) AS BIGINT) AS bucket_start_ns,
        CAST(any_value(trace_start_ns) + (bucket + 1) * any_value(width_ns) AS BIGINT) AS bucket_end_ns,
        count(*) AS events,

@@ -4,12 +4,11 @@
 -- allocated through the CUDA API (memory kinds device, managed, array); host allocations
 -- (pinned, pageable) and static module memory (device_static, managed_static) are left out.
 --
--- depends: memory_events, traces
+-- depends: memory_events
 --
 -- @column trace_id               Trace.
 -- @column source                 'pytorch_allocator' (the caching allocator's own totals) or
 --                                'cuda_memory_usage_events' (nsys --cuda-memory-usage=true).
--- @column rank                   Distributed rank (NULL when unknown).
 -- @column pid                    Process.
 -- @column tid                    Thread (NULL for nsys).
 -- @column device_type            'cuda' or 'cpu'.
@@ -23,9 +22,9 @@
 -- @column correlation_id         nsys: the allocating or freeing API call.
 CREATE OR REPLACE VIEW memory_device_events AS
 SELECT m.trace_id,
-       CASE t.source WHEN 'nsys' THEN 'cuda_memory_usage_events' ELSE 'pytorch_allocator' END AS source,
-       t.rank, m.pid, m.tid, m.device_type, m.device_id, m.event_id, m.ts_ns, m.address, m.bytes,
+       -- only nsys fills mem_kind (this saves reading traces in every memory view)
+       CASE WHEN m.mem_kind IS NULL THEN 'pytorch_allocator' ELSE 'cuda_memory_usage_events' END AS source,
+       m.pid, m.tid, m.device_type, m.device_id, m.event_id, m.ts_ns, m.address, m.bytes,
        m.total_allocated_bytes, m.total_reserved_bytes, m.correlation_id
 FROM memory_events m
-JOIN traces t USING (trace_id)
-WHERE t.source <> 'nsys' OR m.mem_kind IN ('device', 'managed', 'array');
+WHERE m.mem_kind IS NULL OR m.mem_kind IN ('device', 'managed', 'array');
