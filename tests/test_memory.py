@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from conftest import DATA
@@ -219,3 +220,43 @@ def test_nsys_export_without_memory_events_says_so(corpus_con, corpus):
         WHERE t.file_name = ?""", [name]).fetchone()
     assert (source, events) == (None, 0)
     assert "--cuda-memory-usage=true" in note and f"{n_malloc} cudaMalloc" in note
+
+
+RECORDED = Path(__file__).parent / "recorded"
+GOLDEN = ["torch-2.11_gpt-train-bf16-sdpa_h100", "torch-2.11_resnet50-train-bf16-channels-last-shapes_h100"]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    lake = tmp_path_factory.mktemp("recorded") / "lake"
+    traces = [str(RECORDED / f"{name}.pt.trace.json.gz") for name in GOLDEN]
+    assert main(["ingest", *traces, "--lake", str(lake), "-q"]) == 0
+    con = connect(lake)
+    yield con
+    con.close()
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_step_peaks_equal_the_allocators_own(recorded, name):
+    """torch.cuda.max_memory_allocated() / max_memory_reserved() per profiled step, peak statistics
+    reset at its start, recorded by the script that made the trace (tests/recorded/README.md)."""
+    truth = json.loads((RECORDED / f"{name}_memory.json").read_text())
+    ours = {step: (allocated, reserved) for step, allocated, reserved in recorded.execute("""
+        SELECT p.step, p.peak_allocated_bytes, p.peak_reserved_bytes FROM memory_peaks p JOIN traces t USING (trace_id)
+        WHERE t.file_name = ? AND p.device_type = 'cuda'""", [f"{name}.pt.trace.json.gz"]).fetchall()}
+    profiled = [s for s in truth["steps"] if s["profiled"]]
+    assert len(ours) == len(profiled) >= 2
+    for s in profiled:
+        allocated, reserved = ours[f"ProfilerStep#{s['profiler_step']}"]
+        assert allocated == pytest.approx(s["max_memory_allocated_bytes"], rel=0.01)
+        assert reserved == pytest.approx(s["max_memory_reserved_bytes"], rel=0.01)
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_allocated_at_the_end_equals_the_snapshot(recorded, name):
+    truth = json.loads((RECORDED / f"{name}_memory.json").read_text())
+    end, reserved = recorded.execute("""
+        SELECT s.allocated_at_end_bytes, s.reserved_at_end_bytes FROM memory_summary s JOIN traces t USING (trace_id)
+        WHERE t.file_name = ? AND s.device_type = 'cuda'""", [f"{name}.pt.trace.json.gz"]).fetchone()
+    assert end == truth["snapshot_allocated_bytes"] == truth["steps"][-1]["memory_allocated_at_step_end_bytes"]
+    assert reserved == truth["snapshot_reserved_bytes"]
