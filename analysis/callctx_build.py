@@ -12,6 +12,9 @@ Two trees per trace (column `tree`):
 - 'nvtx': NVTX ranges / PyTorch user annotations enclosing the launching call > kernel.
 GPU work whose launching call is not in the trace, or whose call has no stack recorded, goes
 under an explicit '(unattributed: ...)' node, so the root always holds all GPU time.
+
+The allocator events (memory_events) are placed in the same sweep as the launch calls, and
+memory_context.py turns their paths into the `memory_context` and `memory_call_contexts` tables.
 """
 
 from __future__ import annotations

@@ -260,3 +260,19 @@ def test_allocated_at_the_end_equals_the_snapshot(recorded, name):
         WHERE t.file_name = ? AND s.device_type = 'cuda'""", [f"{name}.pt.trace.json.gz"]).fetchone()
     assert end == truth["snapshot_allocated_bytes"] == truth["steps"][-1]["memory_allocated_at_step_end_bytes"]
     assert reserved == truth["snapshot_reserved_bytes"]
+
+
+def test_report_shows_the_peaks_and_what_held_them(recorded):
+    from tracelake.reports.render import trace_report
+
+    name = GOLDEN[0]
+    truth = json.loads((RECORDED / f"{name}_memory.json").read_text())
+    trace = recorded.execute("SELECT trace_id FROM traces WHERE file_name = ?", [f"{name}.pt.trace.json.gz"]).fetchone()[0]
+    html = trace_report(recorded.cursor(), trace)
+    section = html[html.index("<h2>GPU memory</h2>"):]
+    assert section.count('src="data:image/svg+xml;base64,') >= 1  # memory over time
+    peak = f"{truth['steps'][1]['max_memory_allocated_bytes'] / 2**30:.2f} GiB"
+    assert section.count(f'<td class="n">{peak}</td>') == 3  # the peak table: one row per profiled step
+    assert "What held the memory at the highest peak (ProfilerStep#" in section
+    before = f"{truth['snapshot_allocated_bytes'] / 2**30:.2f} GiB"
+    assert "(allocated before the trace)" in section and before in section
