@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pyarrow as pa
 from tracelake.analysis import callctx_build
-from tracelake.analysis.lake import build_database, connect
+from tracelake.analysis.database import build_database, connect
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.lake_writer import write_trace
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import DATA
 from tracelake.analysis.cli import main
-from tracelake.analysis.lake import connect
+from tracelake.analysis.database import connect
 
 MIB = 1 << 20
 BASE = 1024 * MIB  # allocated before the trace: parameters and optimizer state
