@@ -276,3 +276,25 @@ def test_report_shows_the_peaks_and_what_held_them(recorded):
     assert "What held the memory at the highest peak (ProfilerStep#" in section
     before = f"{truth['snapshot_allocated_bytes'] / 2**30:.2f} GiB"
     assert "(allocated before the trace)" in section and before in section
+
+
+@pytest.mark.corpus
+def test_corpus_memory_is_consistent(corpus_con):
+    """On every corpus trace with allocator events: time order replays the allocator's own totals,
+    each grouping of what was live at a peak adds up to the peak, and every block is counted once."""
+    replay = corpus_con.execute("""
+        WITH e AS (SELECT trace_id, total_allocated_bytes AS total, bytes,
+                          lag(total_allocated_bytes) OVER (PARTITION BY trace_id, pid, device_type, device_id
+                                                           ORDER BY event_id) AS before
+                   FROM memory_events WHERE total_allocated_bytes IS NOT NULL)
+        SELECT count(DISTINCT trace_id), count(*) FILTER (WHERE before + bytes <> total) FROM e""").fetchone()
+    assert replay[0] >= 8 and replay[1] == 0
+    sums = corpus_con.execute("""
+        SELECT count(*), count(*) FILTER (WHERE total <> peak) FROM (
+            SELECT sum(live_bytes) AS total, any_value(peak_allocated_bytes) AS peak FROM memory_peak_breakdown
+            GROUP BY trace_id, pid, device_type, device_id, step_index, grouping)""").fetchone()
+    assert sums[0] > 100 and sums[1] == 0
+    blocks = corpus_con.execute("""
+        SELECT count(*) FILTER (WHERE n > 1) FROM (
+            SELECT count(*) AS n FROM memory_allocations GROUP BY trace_id, coalesce(alloc_event_id, -free_event_id))""")
+    assert blocks.fetchone()[0] == 0
