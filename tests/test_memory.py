@@ -268,7 +268,7 @@ def test_report_shows_the_peaks_and_what_held_them(recorded):
     name = GOLDEN[0]
     truth = json.loads((RECORDED / f"{name}_memory.json").read_text())
     trace = recorded.execute("SELECT trace_id FROM traces WHERE file_name = ?", [f"{name}.pt.trace.json.gz"]).fetchone()[0]
-    html = trace_report(recorded.cursor(), trace)
+    html = trace_report(recorded.cursor(), trace, version="test")
     section = html[html.index("<h2>GPU memory</h2>"):]
     assert section.count('src="data:image/svg+xml;base64,') >= 1  # memory over time
     peak = f"{truth['steps'][1]['max_memory_allocated_bytes'] / 2**30:.2f} GiB"
