@@ -116,20 +116,26 @@ def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, lis
     )
     labels = list(zip(ranges["label"].to_list(), ranges["kind"].to_list()))
     range_paths: dict[int, list] = {}
+    # Equal paths are one list object (interned by parent path and label), so that callers can
+    # cache what they derive from a path by its id: thousands of operator calls share a few paths.
+    root: list = []
+    interned: dict[tuple[int, tuple[str, str]], list] = {}
 
     def path_of(i: int | None) -> list:
         if i is None:
-            return []
+            return root
         cached = range_paths.get(i)
         if cached is None:
             chain, j = [], i
             while j is not None and j not in range_paths:
                 chain.append(j)
                 j = parents[j]
-            base = range_paths[j] if j is not None else []
+            base = range_paths[j] if j is not None else root
             for k in reversed(chain):
-                base = base + [labels[k]]
-                range_paths[k] = base
+                path = interned.get((id(base), labels[k]))
+                if path is None:
+                    path = interned[(id(base), labels[k])] = base + [labels[k]]
+                base = range_paths[k] = path
             cached = range_paths[i]
         return cached
 
@@ -196,15 +202,28 @@ def _torch_stack_paths(tables: dict[str, pa.Table], calls: pl.DataFrame) -> dict
         return paths
     main_tid = (pl.from_arrow(frames.select(["pid", "tid"])).group_by("pid", "tid").len()
                 .sort("len", descending=True).unique("pid", keep="first").select("pid", pl.col("tid").alias("main_tid")))
-    orphans = [i for i in range(calls.height) if not any(kind == "python" for _, kind in paths.get(i, []))]
+    # Equal paths are one object (_enclosing_paths): look at each distinct one once, and share the
+    # joined paths too (the allocator events of a trace hit a few hundred of them 20k times).
+    empty: list = []
+    has_python: dict[int, bool] = {}
+    for path in paths.values():
+        if id(path) not in has_python:
+            has_python[id(path)] = any(kind == "python" for _, kind in path)
+    orphans = [i for i in range(calls.height) if not has_python.get(id(paths.get(i, empty)), False)]
     if not orphans:
         return paths
     moved = calls[orphans].join(main_tid, on="pid", how="left", maintain_order="left") \
         .with_columns(pl.coalesce("main_tid", "tid").alias("tid")).drop("main_tid")
     python_paths = _enclosing_paths(_torch_ranges(tables, ("python",)), moved)
+    joined: dict[tuple[int, int], list] = {}
     for j, i in enumerate(orphans):
-        if python_paths.get(j):
-            paths[i] = python_paths[j] + paths.get(i, [])
+        front = python_paths.get(j)
+        if front:
+            back = paths.get(i, empty)
+            path = joined.get((id(front), id(back)))
+            if path is None:
+                path = joined[(id(front), id(back))] = front + back
+            paths[i] = path
     return paths
 
 
@@ -212,7 +231,8 @@ def _memory_paths(memory: pl.DataFrame, calls: pl.DataFrame, paths: dict[int, li
     """The paths of the allocator events, by row of `memory`. PyTorch events were placed as points after
     the calls; an nsys event has the path of its allocating call (same pid and correlation id)."""
     if not is_nsys:
-        return {i: paths[calls.height + i] for i in range(memory.height) if calls.height + i in paths}
+        offset = calls.height
+        return {i - offset: path for i, path in paths.items() if i >= offset}
     linked = memory.join(calls.select("pid", "correlation_id", "call_index"), on=["pid", "correlation_id"], how="left",
                          maintain_order="left")["call_index"].to_list()
     return {i: paths[c] for i, c in enumerate(linked) if c is not None and c in paths}

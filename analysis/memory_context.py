@@ -82,8 +82,8 @@ def tables(memory: pl.DataFrame, stack_paths: dict[int, list[tuple[str, str]]],
            nvtx_paths: dict[int, list[tuple[str, str]]], is_nsys: bool) -> dict[str, pa.Table]:
     """memory_context (one row per event of `memory`: event_id, BLOCK_KEYS, bytes) and
     memory_call_contexts (one row per distinct context). The path dicts are keyed by row of `memory`.
-    Each distinct path is described once: most are shared list objects (one per enclosing range),
-    found by identity; contexts are numbered in order of first use."""
+    Each distinct path is described once: equal paths are mostly one list object
+    (callctx_build._enclosing_paths), found by identity; contexts are numbered in order of first use."""
     by_id: dict[int, tuple] = {}  # id(path) -> (description, path); holding the path keeps its id taken
     by_value: dict[tuple, tuple] = {}
     empty: list = []
@@ -101,24 +101,29 @@ def tables(memory: pl.DataFrame, stack_paths: dict[int, list[tuple[str, str]]],
             hit = by_id[id(path)] = (row, path)
         return hit[0]
 
-    context_ids: dict[tuple[int, int], int] = {}
+    by_paths: dict[tuple[int, int], int] = {}  # (id(stack path), id(nvtx path)) -> context id
+    context_ids: dict[tuple[int, int], int] = {}  # (stack key, nvtx key) -> context id
     contexts: dict[str, list] = {"operator": [], "operator_stack": [], "call_stack": [], "nvtx_path": [],
                                  "category": []}
-    ids = []
-    for i in range(memory.height):
-        stack = describe(stack_paths.get(i, empty))
-        nvtx = describe(nvtx_paths.get(i, empty))
-        context = context_ids.get((stack[0], nvtx[0]))
+
+    def context_of(stack_path: list, nvtx_path: list) -> int:
+        context = by_paths.get((id(stack_path), id(nvtx_path)))
         if context is None:
-            context = context_ids[(stack[0], nvtx[0])] = len(context_ids)
-            # nsys without at::_ops frames: the NVTX ranges (PyTorch's autograd NVTX ranges are its operators)
-            operators = stack[1] or (nvtx[2] if is_nsys else None)
-            contexts["operator"].append(operators[-1] if operators else None)
-            contexts["operator_stack"].append(operators or None)
-            contexts["call_stack"].append(stack[3])
-            contexts["nvtx_path"].append(nvtx[3])
-            contexts["category"].append(CATEGORIES[min(stack[4], nvtx[4])])
-        ids.append(context)
+            stack, nvtx = describe(stack_path), describe(nvtx_path)
+            context = context_ids.get((stack[0], nvtx[0]))
+            if context is None:
+                context = context_ids[(stack[0], nvtx[0])] = len(context_ids)
+                # nsys without at::_ops frames: the NVTX ranges (PyTorch's autograd NVTX ranges are its operators)
+                operators = stack[1] or (nvtx[2] if is_nsys else None)
+                contexts["operator"].append(operators[-1] if operators else None)
+                contexts["operator_stack"].append(operators or None)
+                contexts["call_stack"].append(stack[3])
+                contexts["nvtx_path"].append(nvtx[3])
+                contexts["category"].append(CATEGORIES[min(stack[4], nvtx[4])])
+            by_paths[(id(stack_path), id(nvtx_path))] = context
+        return context
+
+    ids = [context_of(stack_paths.get(i, empty), nvtx_paths.get(i, empty)) for i in range(memory.height)]
     paired = blocks(memory)
     types = {"operator_stack": pa.list_(pa.string())}
     return {

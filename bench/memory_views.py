@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pyarrow as pa
-from tracelake.analysis import callctx_build
+from tracelake.analysis import __version__, callctx_build
 from tracelake.analysis.database import build_database, connect
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.lake_writer import write_trace
@@ -39,7 +39,7 @@ def run() -> list[tuple[str, str]]:
         t_build_without = best_of(lambda: callctx_build.build(without))
         tables.update(callctx_build.build(tables))
         lake = tmp / "lake"
-        write_trace(lake, result.trace_id, tables)
+        write_trace(lake, result.trace_id, tables, tracelake_version=__version__)
         build_database(lake)
         con = connect(lake)
         times = {}
