@@ -14,7 +14,8 @@ GPU work whose launching call is not in the trace, or whose call has no stack re
 under an explicit '(unattributed: ...)' node, so the root always holds all GPU time.
 
 The allocator events (memory_events) are placed in the same sweep as the launch calls, and
-memory_context.py turns their paths into the `memory_context` and `memory_call_contexts` tables.
+memory_context.py turns their paths into the `memory_context`, `memory_call_contexts` and
+`memory_blocks` tables.
 """
 
 from __future__ import annotations
@@ -240,11 +241,12 @@ def _memory_paths(memory: pl.DataFrame, calls: pl.DataFrame, paths: dict[int, li
 
 def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     """callctx_nodes and callctx_gpu_ops for one trace's tables (none when it has no GPU work), and
-    memory_context and memory_call_contexts for its allocator events (none when it has none)."""
+    memory_context, memory_call_contexts and memory_blocks for its allocator events (none when it has none)."""
     tables = {name: conform(name, tables.get(name)) for name in TABLES}  # every table and column present
     ops = _gpu_ops(tables)
     memory = pl.from_arrow(tables["memory_events"].select(["event_id", "ts_ns", "pid", "tid", "correlation_id",
-                                                            "device_type", "device_id", "address", "bytes"]))
+                                                            "device_type", "device_id", "address", "bytes",
+                                                            "mem_kind"]))
     if ops.height == 0 and memory.height == 0:
         return {}
     calls = _launch_calls(tables).with_row_index("call_index")

@@ -1,6 +1,7 @@
-"""Where each allocator event happened: the `memory_context` table (one row per memory_events row)
-and the contexts it points to, `memory_call_contexts` (one row per distinct context: a few hundred
-where a trace has tens of thousands of events, so the views group by id and join the text last).
+"""Where each allocator event happened and which blocks the events make, as three lake tables:
+`memory_context` (one row per memory_events row: its context id), `memory_call_contexts` (one row per
+distinct context: a few hundred where a trace has tens of thousands of events, so the views group by
+id and join the text last) and `memory_blocks` (each allocation paired with its free).
 
 callctx_build finds the calling context of every allocator event in the same sweep that places the
 launch calls (a PyTorch [memory] event sits inside the operators and Python frames of its thread;
@@ -10,10 +11,8 @@ This module turns those paths into columns the memory views group by:
 - `operator`, `operator_stack`: the innermost operator and all enclosing ones (PyTorch cpu_ops; nsys
   at::_ops frames of the backtrace, else the NVTX ranges).
 - `call_stack`, `nvtx_path`: the paths as text, outermost first, ' > ' between frames.
-- `paired_event_id`, `block_status`: the block each event starts or ends, paired here (per trace, in
-  polars) rather than in SQL, where a window over every event of the lake cost ~10x more: an
-  allocation pairs with the next event at the same address on the same process and device when that
-  is a free. Events without an address (2021 traces) pair with nothing.
+- `memory_blocks`: paired here, once per trace in polars, rather than in SQL, where a window over
+  every event of the lake cost ~10x more and each memory view would pair again.
 - `category`: the allocation site, the first rule whose pattern some frame, operator or range of the
   context matches. Tensors of one kind are born at one site: parameters and inputs outside the
   step's forward/backward ('other'), activations in the forward, gradients in the backward,
@@ -53,35 +52,40 @@ def category_rank(labels: list[str]) -> int:
 BLOCK_KEYS = ["pid", "device_type", "device_id", "address"]
 
 
-def blocks(memory: pl.DataFrame) -> pl.DataFrame:
-    """paired_event_id and block_status of each row of `memory` (event_id, BLOCK_KEYS, bytes), in its order.
+def blocks(events: pl.DataFrame) -> pl.DataFrame:
+    """The memory_blocks rows of `events` (event_id, ts_ns, context_id, mem_kind, BLOCK_KEYS, bytes).
 
-    Allocation: 'freed' (the next event at its address frees it), 'never_freed' (no later event),
-    'free_missing' (allocated again there first). Free: 'freed' (the event before allocated it), or
-    'alive_before_trace' (allocated before the trace began). NULL without an address or size.
+    An allocation pairs with the next event at its address (same process and device) when that is
+    a free: 'freed'; 'never_freed' when no event follows, 'free_missing' when it is allocated again
+    first. A free whose address saw no allocation before it is a block 'alive_before_trace'. Events
+    without an address or size (2021 traces) make no block.
     """
-    ordered = memory.select("event_id", *BLOCK_KEYS, "bytes").with_row_index("row") \
-        .filter(pl.col("address").is_not_null() & (pl.col("bytes") != 0)).sort("event_id")
+    ordered = events.filter(pl.col("address").is_not_null() & (pl.col("bytes") != 0)).sort("event_id")
     step = {f"{d}_{c}": pl.col(c).shift(n).over(BLOCK_KEYS) for d, n in (("next", -1), ("prev", 1))
-            for c in ("event_id", "bytes")}
-    alloc, next_bytes, prev_bytes = pl.col("bytes") > 0, pl.col("next_bytes"), pl.col("prev_bytes")
-    paired = ordered.with_columns(**step).select(
-        "row",
-        pl.when(alloc & (next_bytes < 0)).then("next_event_id")
-        .when(~alloc & (prev_bytes > 0)).then("prev_event_id").alias("paired_event_id"),
-        pl.when(alloc).then(pl.when(next_bytes < 0).then(pl.lit("freed")).when(next_bytes > 0)
-                            .then(pl.lit("free_missing")).otherwise(pl.lit("never_freed")))
-        .otherwise(pl.when(prev_bytes > 0).then(pl.lit("freed")).otherwise(pl.lit("alive_before_trace")))
-        .alias("block_status"),
+            for c in ("event_id", "bytes", "ts_ns", "context_id")}
+    ordered = ordered.with_columns(**step)
+    freed = pl.col("next_bytes") < 0
+    allocated = ordered.filter(pl.col("bytes") > 0).select(
+        *BLOCK_KEYS, "mem_kind", "bytes",
+        pl.when(freed).then(pl.lit("freed")).when(pl.col("next_bytes") > 0).then(pl.lit("free_missing"))
+        .otherwise(pl.lit("never_freed")).alias("status"),
+        pl.col("event_id").alias("alloc_event_id"), pl.when(freed).then("next_event_id").alias("free_event_id"),
+        pl.col("ts_ns").alias("alloc_ns"), pl.when(freed).then("next_ts_ns").alias("free_ns"),
+        pl.col("context_id").alias("alloc_context_id"), pl.when(freed).then("next_context_id").alias("free_context_id"),
     )
-    return memory.with_row_index("row").select("row").join(paired, on="row", how="left", maintain_order="left") \
-        .drop("row")
+    before = ordered.filter((pl.col("bytes") < 0) & ~(pl.col("prev_bytes") > 0).fill_null(False)).select(
+        *BLOCK_KEYS, "mem_kind", -pl.col("bytes"), pl.lit("alive_before_trace").alias("status"),
+        pl.lit(None, pl.Int64).alias("alloc_event_id"), pl.col("event_id").alias("free_event_id"),
+        pl.lit(None, pl.Int64).alias("alloc_ns"), pl.col("ts_ns").alias("free_ns"),
+        pl.lit(None, pl.Int64).alias("alloc_context_id"), pl.col("context_id").alias("free_context_id"),
+    )
+    return pl.concat([allocated, before], how="vertical_relaxed").sort(pl.coalesce("alloc_event_id", "free_event_id"))
 
 
 def tables(memory: pl.DataFrame, stack_paths: dict[int, list[tuple[str, str]]],
            nvtx_paths: dict[int, list[tuple[str, str]]], is_nsys: bool) -> dict[str, pa.Table]:
-    """memory_context (one row per event of `memory`: event_id, BLOCK_KEYS, bytes) and
-    memory_call_contexts (one row per distinct context). The path dicts are keyed by row of `memory`.
+    """memory_context (one row per event of `memory`: event_id, ts_ns, mem_kind, BLOCK_KEYS, bytes),
+    memory_call_contexts (one row per distinct context) and memory_blocks. The path dicts are keyed by row of `memory`.
     Each distinct path is described once: equal paths are mostly one list object
     (callctx_build._enclosing_paths), found by identity; contexts are numbered in order of first use."""
     by_id: dict[int, tuple] = {}  # id(path) -> (description, path); holding the path keeps its id taken
@@ -124,13 +128,11 @@ def tables(memory: pl.DataFrame, stack_paths: dict[int, list[tuple[str, str]]],
         return context
 
     ids = [context_of(stack_paths.get(i, empty), nvtx_paths.get(i, empty)) for i in range(memory.height)]
-    paired = blocks(memory)
     types = {"operator_stack": pa.list_(pa.string())}
+    context = pl.DataFrame({"event_id": memory["event_id"], "context_id": pl.Series(ids, dtype=pl.Int64)})
     return {
-        "memory_context": pa.table({"event_id": memory["event_id"].to_arrow(),
-                                    "paired_event_id": paired["paired_event_id"].cast(pl.Int64).to_arrow(),
-                                    "block_status": paired["block_status"].to_arrow(),
-                                    "context_id": pa.array(ids, pa.int64())}),
+        "memory_context": context.to_arrow(),
+        "memory_blocks": blocks(memory.with_columns(context["context_id"])).to_arrow(),
         "memory_call_contexts": pa.table({"context_id": pa.array(range(len(context_ids)), pa.int64()),
                                           **{name: pa.array(values, types.get(name, pa.string()))
                                              for name, values in contexts.items()}}),

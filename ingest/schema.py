@@ -395,15 +395,31 @@ _table(
 
 _table(
     "memory_context",
-    "Where each allocator event (memory_events) happened and which block it starts or ends, built at ingest "
-    "with the calling-context trees (analysis/memory_context.py).",
+    "Where each allocator event (memory_events) happened, built at ingest with the calling-context trees "
+    "(analysis/memory_context.py).",
     _c("event_id", I64, "memory_events.event_id.", DERIVED),
-    _c("paired_event_id", I64, "The other end of the event's block: an allocation's free, a free's allocation "
-                               "(same process, device and address; NULL when not in the trace).", DERIVED),
-    _c("block_status", STR, "'freed', 'never_freed' (allocated, not freed in the trace), 'free_missing' "
-                            "(allocated again at the address first) or 'alive_before_trace' (a free of a block "
-                            "allocated before the trace). NULL for events without an address.", DERIVED),
     _c("context_id", I64, "memory_call_contexts.context_id: where the event happened.", DERIVED),
+)
+
+_table(
+    "memory_blocks",
+    "Allocator blocks: each allocation paired with its free, the next event at the same address on the same "
+    "process and device (analysis/memory_context.py). Events without an address make none.",
+    _c("pid", I64, "Process.", DERIVED),
+    _c("device_type", STR, "'cuda' or 'cpu'.", DERIVED),
+    _c("device_id", I32, "Device index.", DERIVED),
+    _c("address", I64, "Block address.", DERIVED),
+    _c("mem_kind", STR, f"nsys memory kind: {_MEM_KIND_DOC}; NULL for PyTorch.", DERIVED),
+    _c("bytes", I64, "Block size, bytes.", DERIVED),
+    _c("status", STR, "'freed', 'never_freed' (not freed in the trace), 'free_missing' (allocated again at the "
+                      "address first) or 'alive_before_trace' (a free of a block allocated before the trace).",
+       DERIVED),
+    _c("alloc_event_id", I64, "memory_events.event_id of the allocation (NULL: alive before the trace).", DERIVED),
+    _c("free_event_id", I64, "memory_events.event_id of the free (NULL: not freed in the trace).", DERIVED),
+    _c("alloc_ns", I64, "When it was allocated.", DERIVED),
+    _c("free_ns", I64, "When it was freed.", DERIVED),
+    _c("alloc_context_id", I64, "memory_call_contexts.context_id of the allocation.", DERIVED),
+    _c("free_context_id", I64, "memory_call_contexts.context_id of the free.", DERIVED),
 )
 
 _table(
@@ -426,4 +442,4 @@ _table(
 
 EVENT_TABLES = [name for name in TABLES
                 if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops",
-                                "memory_context", "memory_call_contexts")]
+                                "memory_context", "memory_call_contexts", "memory_blocks")]

@@ -298,3 +298,28 @@ def test_corpus_memory_is_consistent(corpus_con):
         SELECT count(*) FILTER (WHERE n > 1) FROM (
             SELECT count(*) AS n FROM memory_allocations GROUP BY trace_id, coalesce(alloc_event_id, -free_event_id))""")
     assert blocks.fetchone()[0] == 0
+
+
+def test_blocks_pair_each_allocation_with_the_next_event_at_its_address():
+    import polars as pl
+    from tracelake.analysis.memory_context import blocks
+
+    events = pl.DataFrame({
+        "event_id": [0, 1, 2, 3, 4, 5, 6],
+        "ts_ns": [0, 10, 20, 30, 40, 50, 60],
+        "context_id": [0, 1, 2, 3, 4, 5, 6],
+        "mem_kind": [None] * 7,
+        "pid": [1] * 7, "device_type": ["cuda"] * 7,
+        "device_id": [0, 0, 0, 0, 1, 0, 0],
+        "address": [0xA, 0xB, 0xA, 0xB, 0xA, None, 0xC],
+        "bytes": [8, 4, -8, 4, -16, 2, -32],
+    }, schema_overrides={"mem_kind": pl.String})
+    got = blocks(events).select("device_id", "address", "bytes", "status", "alloc_event_id", "free_event_id",
+                                "free_ns", "alloc_context_id", "free_context_id").rows()
+    assert got == [
+        (0, 0xA, 8, "freed", 0, 2, 20, 0, 2),
+        (0, 0xB, 4, "free_missing", 1, None, None, 1, None),  # allocated again at 0xB before a free
+        (0, 0xB, 4, "never_freed", 3, None, None, 3, None),
+        (1, 0xA, 16, "alive_before_trace", None, 4, 40, None, 4),  # same address, other device
+        (0, 0xC, 32, "alive_before_trace", None, 6, 60, None, 6),  # no address: no block for event 5
+    ]

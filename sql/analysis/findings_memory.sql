@@ -9,7 +9,7 @@
 -- least half must rise, and the last must exceed the first by 1 MiB and 0.1 %. One row per
 -- trace, process and device.
 --
--- depends: memory_peaks, memory_summary, memory_blocks, memory_call_contexts
+-- depends: memory_peaks, memory_summary, memory_device_blocks, memory_call_contexts
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name.
@@ -46,7 +46,7 @@ kept AS (
                AS context,
            sum(a.bytes) AS bytes
     FROM growing g
-    JOIN memory_blocks a ON a.trace_id = g.trace_id AND a.pid = g.pid AND a.device_type = g.device_type
+    JOIN memory_device_blocks a ON a.trace_id = g.trace_id AND a.pid = g.pid AND a.device_type = g.device_type
                         AND a.device_id = g.device_id AND a.alloc_ns BETWEEN g.start_ns AND g.end_ns
     LEFT JOIN memory_call_contexts c ON c.trace_id = a.trace_id AND c.context_id = a.alloc_context_id
     WHERE a.status = 'never_freed'

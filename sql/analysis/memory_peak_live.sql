@@ -8,7 +8,7 @@
 -- allocated before the trace and not freed in it cannot be itemized: its bytes (the peak
 -- less every block seen) form one row, '(allocated before the trace)'.
 --
--- depends: memory_peaks, memory_blocks, memory_allocations, memory_call_contexts
+-- depends: memory_peaks, memory_device_blocks, memory_allocations, memory_call_contexts
 --
 -- @column trace_id              Trace.
 -- @column pid                   Process.
@@ -44,7 +44,7 @@ live AS MATERIALIZED (
     SELECT b.trace_id, b.pid, b.device_type, b.device_id, p.step_index, b.alloc_context_id,
            b.alloc_event_id IS NULL AS before_trace, sum(b.bytes) AS bytes, count(*) AS blocks
     FROM peaks p
-    JOIN memory_blocks b ON b.trace_id = p.trace_id AND b.pid = p.pid AND b.device_type = p.device_type
+    JOIN memory_device_blocks b ON b.trace_id = p.trace_id AND b.pid = p.pid AND b.device_type = p.device_type
                         AND b.device_id = p.device_id
     WHERE coalesce(b.alloc_event_id, -1) <= p.peak_event_id
       AND (b.free_event_id IS NULL OR b.free_event_id > p.peak_event_id)

@@ -3,8 +3,10 @@
 -- happened). PyTorch: every [memory] event (CUDA and CPU allocators). Nsight: the CUDA memory usage events of device memory
 -- allocated through the CUDA API (memory kinds device, managed, array); host allocations
 -- (pinned, pageable) and static module memory (device_static, managed_static) are left out.
+-- memory_device_blocks: the blocks (memory_blocks: allocations paired with their frees at
+-- ingest) of those events, with their source.
 --
--- depends: memory_events
+-- depends: memory_events, memory_blocks
 --
 -- @column trace_id               Trace.
 -- @column source                 'pytorch_allocator' (the caching allocator's own totals) or
@@ -28,3 +30,9 @@ SELECT m.trace_id,
        m.total_allocated_bytes, m.total_reserved_bytes, m.correlation_id
 FROM memory_events m
 WHERE m.mem_kind IS NULL OR m.mem_kind IN ('device', 'managed', 'array');
+
+-- memory_device_blocks: (the columns of memory_blocks, and source)
+CREATE OR REPLACE VIEW memory_device_blocks AS
+SELECT CASE WHEN mem_kind IS NULL THEN 'pytorch_allocator' ELSE 'cuda_memory_usage_events' END AS source, *
+FROM memory_blocks
+WHERE mem_kind IS NULL OR mem_kind IN ('device', 'managed', 'array');

@@ -8,7 +8,9 @@ from .conftest import given, load_sql, rows
 
 EVENT = ["trace_id", "event_id", "ts_ns", "pid", "device_type", "device_id", "address", "bytes",
          "total_allocated_bytes", "total_reserved_bytes", "mem_kind"]
-CONTEXT = ["trace_id", "event_id", "paired_event_id", "block_status", "context_id"]
+CONTEXT = ["trace_id", "event_id", "context_id"]
+BLOCK = ["trace_id", "pid", "device_type", "device_id", "address", "mem_kind", "bytes", "status", "alloc_event_id",
+         "free_event_id", "alloc_ns", "free_ns", "alloc_context_id", "free_context_id"]
 CALL = ["trace_id", "context_id", "operator", "operator_stack", "call_stack", "nvtx_path", "category"]
 ANNOTATION = ["trace_id", "annotation_id", "pid", "tid", "start_ns", "end_ns", "name", "kind", "is_gpu"]
 
@@ -51,8 +53,11 @@ def _two_steps(con):
         ("t", 2, 30, 1, "cuda", 0, 0xA, -300, 600, 1_000, None),
         ("t", 3, 150, 1, "cuda", 0, 0xB, -100, 500, 1_000, None),
     ])
-    given(con, "memory_context", CONTEXT, [
-        ("t", 0, 2, "freed", 0), ("t", 1, 3, "freed", 1), ("t", 2, 0, "freed", 2), ("t", 3, 1, "freed", 2)])
+    given(con, "memory_context", CONTEXT, [("t", 0, 0), ("t", 1, 1), ("t", 2, 2), ("t", 3, 2)])
+    given(con, "memory_blocks", BLOCK, [
+        ("t", 1, "cuda", 0, 0xA, None, 300, "freed", 0, 2, 10, 30, 0, 2),
+        ("t", 1, "cuda", 0, 0xB, None, 100, "freed", 1, 3, 20, 150, 1, 2),
+    ])
     given(con, "memory_call_contexts", CALL, [
         ("t", 0, "aten::mm", ["aten::linear", "aten::mm"], "f.py(1): fwd > aten::linear > aten::mm", None, "forward"),
         ("t", 1, "aten::empty", ["aten::empty"], "f.py(2): bwd > aten::empty", None, "backward"),
