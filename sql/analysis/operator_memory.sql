@@ -31,7 +31,7 @@ WITH by_context AS (
     JOIN memory_context c USING (trace_id, event_id)
     GROUP BY ALL
 ),
-e AS (
+e AS MATERIALIZED (
     SELECT b.*, x.operator, x.operator_stack
     FROM by_context b
     JOIN memory_call_contexts x USING (trace_id, context_id)
@@ -52,7 +52,7 @@ total AS (
 calls AS (
     SELECT trace_id, name AS operator, count(*) AS calls
     FROM cpu_ops
-    WHERE name IN (SELECT operator FROM total)
+    WHERE trace_id IN (SELECT trace_id FROM e)
     GROUP BY ALL
 )
 SELECT t.trace_id, t.device_type, t.device_id, t.operator, c.calls,
