@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -63,5 +64,6 @@ def run() -> list[tuple[str, str]]:
         ("  memory views / ingest (target <= 0.20)", f"{total / t_ingest:.3f}"),
     ]
     rows += [(f"  {view}", f"{t * 1000:.0f} ms") for view, t in times.items()]
-    rows += [("  calling-context build with / without the memory context", f"{t_build:.2f} s / {t_build_without:.2f} s")]
+    rows += [("  calling-context build with / without the memory context", f"{t_build:.2f} s / {t_build_without:.2f} s"),
+             ("  load average when done (other work on the machine)", f"{os.getloadavg()[0]:.1f}")]
     return rows
