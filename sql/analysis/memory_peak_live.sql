@@ -1,6 +1,7 @@
 -- memory_peak_live: the blocks alive at each step's allocated peak (memory_peaks): allocated
 -- at or before the peak event and not freed by then, including blocks allocated before the
--- trace that were freed later. One row per step, device and block.
+-- trace that were freed later (memory_peak_breakdown sums the same set by context id, which
+-- is cheaper than through this view's text). One row per step, device and block.
 -- memory_peak_breakdown: what held the memory at each step's peak, grouped three ways
 -- (`grouping`): by allocating operator, by calling context (the allocation's call stack)
 -- and by category (allocation site: forward = activations, backward = gradients,
@@ -17,7 +18,8 @@
 -- @column step                  Step range name.
 -- @column step_index            Order of the step in its process.
 -- @column peak_allocated_bytes  The step's peak (bytes).
--- @column (memory_peak_live)    Then every column of memory_allocations for the block.
+-- @column peak_event_id         memory_peaks.peak_event_id: the blocks are those alive after it.
+--                               memory_peak_live then has every column of memory_allocations.
 CREATE OR REPLACE VIEW memory_peak_live AS
 SELECT p.step, p.step_index, p.peak_allocated_bytes, p.peak_event_id, a.*
 FROM memory_peaks p
