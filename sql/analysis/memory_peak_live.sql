@@ -19,7 +19,23 @@
 -- @column step_index            Order of the step in its process.
 -- @column peak_allocated_bytes  The step's peak (bytes).
 -- @column peak_event_id         memory_peaks.peak_event_id: the blocks are those alive after it.
---                               memory_peak_live then has every column of memory_allocations.
+-- Then the block, as in memory_allocations:
+-- @column source                'pytorch_allocator' or 'cuda_memory_usage_events'.
+-- @column address               Block address.
+-- @column bytes                 Block size (bytes).
+-- @column status                'freed', 'never_freed', 'alive_before_trace' or 'free_missing'.
+-- @column alloc_event_id        Allocation event (NULL: allocated before the trace).
+-- @column free_event_id         Free event (NULL: not freed in the trace).
+-- @column alloc_ns              When it was allocated (ns).
+-- @column free_ns               When it was freed (ns).
+-- @column lifetime_ns           free_ns - alloc_ns (ns).
+-- @column alloc_operator        Innermost operator around the allocation.
+-- @column alloc_call_stack      Calling context of the allocation.
+-- @column alloc_nvtx_path       NVTX ranges / annotations around the allocation.
+-- @column category              Allocation site ('before trace' for blocks from before it).
+-- @column free_operator         Innermost operator around the free.
+-- @column free_call_stack       Calling context of the free.
+-- @column free_nvtx_path        NVTX ranges / annotations around the free.
 CREATE OR REPLACE VIEW memory_peak_live AS
 SELECT p.step, p.step_index, p.peak_allocated_bytes, p.peak_event_id, a.*
 FROM memory_peaks p

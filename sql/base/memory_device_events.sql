@@ -32,6 +32,15 @@ FROM memory_events m
 WHERE m.mem_kind IS NULL OR m.mem_kind IN ('device', 'managed', 'array');
 
 -- memory_device_blocks: (the columns of memory_blocks, and source)
+--
+-- @column mem_kind          nsys memory kind (NULL for PyTorch).
+-- @column status            'freed', 'never_freed', 'free_missing' or 'alive_before_trace'.
+-- @column alloc_event_id    Allocation event (NULL: allocated before the trace).
+-- @column free_event_id     Free event (NULL: not freed in the trace).
+-- @column alloc_ns          When it was allocated (ns).
+-- @column free_ns           When it was freed (ns).
+-- @column alloc_context_id  memory_call_contexts.context_id of the allocation.
+-- @column free_context_id   memory_call_contexts.context_id of the free.
 CREATE OR REPLACE VIEW memory_device_blocks AS
 SELECT CASE WHEN mem_kind IS NULL THEN 'pytorch_allocator' ELSE 'cuda_memory_usage_events' END AS source, *
 FROM memory_blocks
