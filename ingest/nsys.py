@@ -265,7 +265,8 @@ class _Mapper:
             pl.col("address").cast(pl.Int64), (pl.col("bytes").cast(pl.Int64) * sign).alias("bytes"),
             _label("memKind", MEM_KIND_BY_ID, "mem_kind"),
             pl.col("correlationId").cast(pl.Int64).alias("correlation_id"),
-        )
+        ).sort("ts_ns", maintain_order=True, nulls_last=False).with_row_index("event_id").with_columns(
+            pl.col("event_id").cast(pl.Int64))
 
     def callchains(self) -> pl.DataFrame | None:
         parts = []

@@ -39,9 +39,9 @@ def test_reports_for_the_sample_lake(sample_reports):
     charts = ("GPU utilization over time", "Where the GPU time goes", "Top kernels", "Memory copies and memsets",
               "Idle gaps by length", "Step time", "Critical path per step", "Which code launched the GPU time")
     for section in ("Findings", *charts, "Kernels", "Memory copies", "Why the GPU waits", "Largest idle gaps",
-                    "Steps", "Critical path"):
+                    "Steps", "Critical path", "GPU memory"):
         assert f"<h2>{section}</h2>" in resnet, section
-    assert resnet.count('src="data:image/svg+xml;base64,') == len(charts)
+    assert resnet.count('src="data:image/svg+xml;base64,') == len(charts) + 1  # + GPU memory over time
     assert "Pageable -&gt; Device" in resnet or "pageable -&gt; device" in resnet  # copies by memory kind
     assert "pageable_copy_in_step" in resnet  # the finding the trace was recorded to show
     assert 'href="all_files/traces/' in index.read_text()
