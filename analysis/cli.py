@@ -1,4 +1,10 @@
-"""The `tracelake` command line. Exit codes: 0 all good, 1 some inputs failed, 2 usage error."""
+"""The `tracelake` command line. Exit codes: 0 all good, 1 some inputs failed, 2 usage error (or an
+output that cannot be written), 130 interrupted (Ctrl-C).
+
+Everything printed that holds a file name or a string from a trace goes through `_say`, which
+escapes control characters (printable.terminal_text). File-system errors about outputs and
+Ctrl-C end in one line each, in `main`.
+"""
 
 from __future__ import annotations
 
@@ -8,34 +14,44 @@ import sys
 from pathlib import Path
 
 import duckdb
+from tracelake.ingest.printable import has_control, terminal_text
+from tracelake.ingest.reading import ENV_MAX_INFLATED, ENV_MAX_RATIO, BadLimits, Limits, parse_size
 
-from . import __version__, callctx_export, run_job
+from . import __version__, callctx_export, fs_errors, run_job, safe_sql
 from .ingest_job import FileOutcome, ingest_paths
 from .lake import DB_FILE, build_database, connect
 from .output import write_result
 from .progress import Progress
 
-EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _say(text: str, err: bool = False) -> None:
+    print(terminal_text(text), file=sys.stderr if err else sys.stdout)
+
+
+def _limits(args) -> Limits:
+    return Limits.from_environment(args.max_inflated, args.max_inflate_ratio)
 
 
 def _cmd_ingest(args) -> int:
     def report(o: FileOutcome):
         if o.status == "ok":
             if not args.quiet:
-                print(f"ok     {o.path} -> {o.trace_id} ({o.events:,} events, {o.seconds:.2f} s)")
+                _say(f"ok     {o.path} -> {o.trace_id} ({o.events:,} events, {o.seconds:.2f} s)")
                 for w in o.warnings:
-                    print(f"       warning: {w}")
+                    _say(f"       warning: {w}")
         else:
-            print(f"error  {o.error}", file=sys.stderr)
+            _say(f"error  {o.error}", err=True)
 
-    outcomes = ingest_paths(args.paths, args.lake, report)
+    outcomes = ingest_paths(args.paths, args.lake, report, _limits(args))
     if not outcomes:
-        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
+        _say(f"error  no trace files found under: {' '.join(args.paths)}", err=True)
         return EXIT_SOME_FAILED
     failed = sum(o.status != "ok" for o in outcomes)
     if not args.quiet:
-        print(f"{len(outcomes) - failed} ingested, {failed} failed; lake: {Path(args.lake).resolve()} "
-              f"(query: duckdb {Path(args.lake).resolve() / DB_FILE})")
+        _say(f"{len(outcomes) - failed} ingested, {failed} failed; lake: {Path(args.lake).resolve()} "
+             f"(query: duckdb {Path(args.lake).resolve() / DB_FILE})")
     return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
@@ -44,7 +60,7 @@ def _open_lake(lake: str):
     try:
         return connect(lake)
     except FileNotFoundError as e:
-        print(f"error  {e}", file=sys.stderr)
+        _say(f"error  {e}", err=True)
         return None
 
 
@@ -53,10 +69,16 @@ def _cmd_sql(args) -> int:
     if con is None:
         return EXIT_USAGE
     try:
+        if args.safe:
+            refused = safe_sql.refusal(args.query)
+            if refused:
+                _say(f"error  --safe: {refused}", err=True)
+                return EXIT_USAGE
+            safe_sql.restrict(con, Path(args.lake).resolve())
         rel = con.sql(args.query)
         write_result(rel, args.format, sys.stdout)
     except duckdb.Error as e:
-        print(f"error  {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        _say(f"error  {(str(e).strip().splitlines() or [type(e).__name__])[0]}", err=True)
         return EXIT_USAGE
     finally:
         con.close()
@@ -65,7 +87,7 @@ def _cmd_sql(args) -> int:
 
 def _cmd_relink(args) -> int:
     if not (Path(args.lake) / "traces").is_dir():
-        print(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", file=sys.stderr)
+        _say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
         return EXIT_USAGE
     print(build_database(args.lake))
     return EXIT_OK
@@ -110,7 +132,7 @@ def _cmd_run(args) -> int:
         return EXIT_USAGE
     try:
         summary = run_job.run(args.paths, args.out, jobs=args.jobs, prune=args.prune, on_outcome=progress.update,
-                              executor=args.executor, scheduler=args.scheduler)
+                              executor=args.executor, scheduler=args.scheduler, limits=_limits(args))
     except ImportError:
         print("error  --executor dask needs the dask extra: pip install 'tracelake[dask]'", file=sys.stderr)
         return EXIT_USAGE
@@ -127,12 +149,12 @@ def _cmd_run(args) -> int:
         finally:
             con.close()
         if not args.quiet and not args.json:
-            print(f"reports: {index.resolve()}", file=sys.stderr)
+            _say(f"reports: {index.resolve()}", err=True)
     if args.json:
         sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
                                      "files": summary.files}, indent=1) + "\n")
     if not summary.files:
-        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
+        _say(f"error  no trace files found under: {' '.join(args.paths)}", err=True)
         return EXIT_SOME_FAILED
     return EXIT_SOME_FAILED if summary.failed else EXIT_OK
 
@@ -170,7 +192,7 @@ def _cmd_report(args) -> int:
             write_reports(con, out.with_name(out.stem + "_files"), chosen or None, index=out)
     finally:
         con.close()
-    print(out.resolve())
+    _say(str(out.resolve()))
     return EXIT_OK
 
 
@@ -182,6 +204,11 @@ def _cmd_mail(args) -> int:
 
     from tracelake.reports.email import send
 
+    for option, address in [("--from", args.sender)] + [("--to", a) for a in args.to]:
+        if has_control(address):
+            _say(f"error  {option} {address}: an address cannot hold line breaks or other control characters",
+                 err=True)
+            return EXIT_USAGE
     host, _, port = args.smtp.rpartition(":")
     if not host or not port.isdigit():
         print(f"error  --smtp {args.smtp!r}: expected HOST:PORT", file=sys.stderr)
@@ -189,7 +216,7 @@ def _cmd_mail(args) -> int:
     try:
         msg = email.message_from_bytes(Path(args.eml).read_bytes(), policy=email.policy.SMTP)
     except OSError as e:
-        print(f"error  {args.eml}: {e.strerror or e}", file=sys.stderr)
+        _say(f"error  {fs_errors.describe(e)}", err=True)
         return EXIT_USAGE
     del msg["From"], msg["To"]
     msg["From"], msg["To"] = args.sender, ", ".join(args.to)
@@ -197,10 +224,25 @@ def _cmd_mail(args) -> int:
         send(msg.as_bytes(), host, int(port), args.sender, args.to, args.starttls, args.user,
              os.environ.get("TRACELAKE_SMTP_PASSWORD"))
     except (OSError, smtplib.SMTPException) as e:
-        print(f"error  sending {args.eml} via {args.smtp}: {e}", file=sys.stderr)
+        _say(f"error  sending {args.eml} via {args.smtp}: {e}", err=True)
         return EXIT_SOME_FAILED
-    print(f"sent {args.eml} to {', '.join(args.to)}")
+    _say(f"sent {args.eml} to {', '.join(args.to)}")
     return EXIT_OK
+
+
+def _size(text: str) -> str:
+    parse_size(text)  # argparse reports the ValueError as a usage error
+    return text
+
+
+def _limit_options(s) -> None:
+    default = Limits()
+    s.add_argument("--max-inflated", type=_size, metavar="SIZE",
+                   help=f"largest text a gzip file may inflate to, or a JSON file may hold (default "
+                        f"{default.max_inflated_bytes >> 30}G, or ${ENV_MAX_INFLATED})")
+    s.add_argument("--max-inflate-ratio", type=int, metavar="N",
+                   help=f"largest inflated / compressed size of a gzip file above "
+                        f"{default.ratio_floor_bytes >> 20} MiB (default {default.max_inflate_ratio}, or ${ENV_MAX_RATIO})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -215,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories")
     s.add_argument("--lake", required=True, metavar="DIR", help="lake directory (created if missing)")
     s.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    _limit_options(s)
     s.set_defaults(func=_cmd_ingest)
 
     s = sub.add_parser("sql", help="run a SQL query on a lake",
@@ -222,6 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Example: tracelake sql --lake lake/ \"SELECT name, count(*) FROM kernels GROUP BY 1\"")
     s.add_argument("--lake", required=True, metavar="DIR")
     s.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    s.add_argument("--safe", action="store_true",
+                   help="refuse anything but queries, and any file access outside the lake (default: the "
+                        "query runs with your rights, like the duckdb CLI: COPY ... TO can write files)")
     s.add_argument("query", metavar="QUERY")
     s.set_defaults(func=_cmd_sql)
 
@@ -256,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local: a process pool on this machine (default); dask: a Dask distributed cluster")
     s.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, with --executor dask")
     s.add_argument("--no-reports", action="store_true", help="skip the HTML reports (OUTDIR/reports/index.html)")
+    _limit_options(s)
     verbosity = s.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     verbosity.add_argument("-v", "--verbose", action="store_true", help="one line per file, warnings too")
@@ -288,7 +335,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except OSError as e:  # an output that cannot be written (read-only, under a file, full disk)
+        _say(f"error  {fs_errors.describe(e)}", err=True)
+        return EXIT_USAGE
+    except BadLimits as e:  # TRACELAKE_MAX_INFLATED / _RATIO set to something that is not a number
+        _say(f"error  {e}", err=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _say("interrupted: workers stopped; a re-run cleans up and carries on", err=True)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ from tracelake.ingest.discover import discover
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import TraceError
 from tracelake.ingest.lake_writer import write_trace
+from tracelake.ingest.printable import path_text
+from tracelake.ingest.reading import Limits
 
-from . import callctx_build
+from . import callctx_build, fs_errors
 from .lake import build_database, prepare_for_writing
 
 
@@ -36,30 +38,34 @@ def _calling_context(result) -> dict:
         return {}
 
 
-def ingest_one(path: str, lake: Path) -> FileOutcome:
+def ingest_one(path: str, lake: Path, limits: Limits | None = None) -> FileOutcome:
+    """One file into the lake. The outcome's path is the file name as UTF-8 text (path_text)."""
     t0 = time.perf_counter()
+    shown = path_text(path)
     try:
-        result = ingest_file(path)
+        result = ingest_file(path, limits)
         result.tables.update(_calling_context(result))
         write_trace(lake, result.trace_id, result.tables)
     except TraceError as e:
-        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e))
+        return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e))
     except OSError as e:
-        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=f"{path}: cannot write lake: {e}")
+        return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
+                           error=f"{shown}: cannot write lake: {fs_errors.describe(e)}")
     except Exception as e:  # noqa: BLE001 - a bug on one file must not stop the batch; say which file
         first = (str(e).strip().splitlines() or [""])[0][:300]
-        return FileOutcome(path, "error", seconds=time.perf_counter() - t0,
-                           error=f"{path}: internal error while writing the trace: {type(e).__name__}: {first}")
-    return FileOutcome(path, "ok", result.trace_id, result.event_count, time.perf_counter() - t0,
+        return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
+                           error=f"{shown}: internal error while writing the trace: {type(e).__name__}: {first}")
+    return FileOutcome(shown, "ok", result.trace_id, result.event_count, time.perf_counter() - t0,
                        warnings=tuple(result.warnings))
 
 
 def ingest_paths(paths: list[str], lake: str | Path,
-                 on_outcome: Callable[[FileOutcome], None] = lambda o: None) -> list[FileOutcome]:
+                 on_outcome: Callable[[FileOutcome], None] = lambda o: None,
+                 limits: Limits | None = None) -> list[FileOutcome]:
     lake = prepare_for_writing(Path(lake))
     outcomes = []
     for path in discover(paths):
-        outcome = ingest_one(path, lake)
+        outcome = ingest_one(path, lake, limits)
         on_outcome(outcome)
         outcomes.append(outcome)
     build_database(lake)

@@ -140,7 +140,13 @@ def connect_scoped(lake: str | Path, trace_ids: list[str]) -> duckdb.DuckDBPyCon
 
 
 def prepare_for_writing(lake: str | Path) -> Path:
+    """The lake folder, created if missing and checked writable before any work starts (an
+    OSError naming the path otherwise: see fs_errors), with incomplete traces removed."""
     lake = Path(lake)
     lake.mkdir(parents=True, exist_ok=True)
+    probe = lake / f".write-test.{os.getpid()}"
+    with open(probe, "x"):
+        pass
+    probe.unlink()
     remove_incomplete(lake)
     return lake
