@@ -44,9 +44,10 @@ def parse_size(text: str) -> int:
 
 
 def format_size(n: int) -> str:
+    """16 GiB, 102.7 MiB, 512 bytes."""
     for unit in ("T", "G", "M", "K"):
-        if n >= _UNITS[unit] and n % _UNITS[unit] == 0:
-            return f"{n // _UNITS[unit]} {unit}iB"
+        if n >= _UNITS[unit]:
+            return f"{n / _UNITS[unit]:.1f}".removesuffix(".0") + f" {unit}iB"
     return f"{n:,} bytes"
 
 
