@@ -89,7 +89,7 @@ def _cmd_relink(args) -> int:
     if not (Path(args.lake) / "traces").is_dir():
         _say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
         return EXIT_USAGE
-    print(build_database(args.lake))
+    _say(str(build_database(args.lake)))
     return EXIT_OK
 
 
@@ -121,6 +121,8 @@ def _cmd_callctx(args) -> int:
     if args.output:
         Path(args.output).write_bytes(data)
     else:
+        if sys.stdout.isatty():  # frame and kernel names come from the trace: escaped on a terminal
+            data = "\n".join(map(terminal_text, data.decode("utf-8", "replace").split("\n"))).encode()
         sys.stdout.buffer.write(data)
     return EXIT_OK
 
