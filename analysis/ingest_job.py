@@ -10,12 +10,13 @@ from pathlib import Path
 from tracelake.ingest.discover import discover
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import TraceError
+from tracelake.ingest.lake_layout import prepare_for_writing
 from tracelake.ingest.lake_writer import write_trace
 from tracelake.ingest.printable import path_text
 from tracelake.ingest.reading import Limits
 
-from . import callctx_build, fs_errors
-from .lake import build_database, prepare_for_writing
+from . import __version__, callctx_build, fs_errors
+from .database import build_database
 
 
 @dataclass
@@ -45,7 +46,7 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None) -> FileOutco
     try:
         result = ingest_file(path, limits)
         result.tables.update(_calling_context(result))
-        write_trace(lake, result.trace_id, result.tables)
+        write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     except TraceError as e:
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e))
     except OSError as e:

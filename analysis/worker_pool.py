@@ -1,11 +1,9 @@
 """The process pool of the batch job's ingest tasks and of the report pages.
 
 Workers come from a fork server, not from the calling process: forking a process whose polars,
-Arrow or DuckDB thread pools are running can deadlock the child (seen in the test suite).
-
-polars and pyarrow each start a thread pool as large as the machine; with a worker process per
-core, those pools together oversubscribe the cores. Each worker's initializer runs before it
-imports them (this module imports nothing heavy) and sizes them to cores / workers.
+Arrow or DuckDB thread pools are running can deadlock the child (seen in the test suite). Each
+worker's initializer (process_settings.start_worker) makes the process-wide settings before the
+worker imports anything heavy; this module imports nothing heavy either.
 
 No worker outlives the process that made the pool:
 - Killed parent (even kill -9): each worker holds the read end of a pipe whose only write end is
@@ -16,7 +14,7 @@ No worker outlives the process that made the pool:
 - Ctrl-C: workers ignore SIGINT; the parent gets KeyboardInterrupt, and leaving the pool's
   `with` block on any exception kills the workers and cancels the queued tasks instead of
   waiting for them. A killed task's partial output is cleaned up by the next run
-  (lake_writer.remove_incomplete).
+  (lake_layout.prepare_for_writing).
 """
 
 from __future__ import annotations
@@ -27,18 +25,14 @@ import signal
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
-
-def limit_threads(workers: int) -> None:
-    threads = str(max(1, (os.cpu_count() or 1) // max(1, workers)))
-    for variable in ("POLARS_MAX_THREADS", "OMP_NUM_THREADS"):  # OMP_*: sizes Arrow's CPU pool
-        os.environ[variable] = threads
+from .process_settings import start_worker
 
 
 def _start_worker(workers: int, parent_alive) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_with_parent, args=(parent_alive,), daemon=True,
                      name="tracelake-parent-watch").start()
-    limit_threads(workers)
+    start_worker(workers)
 
 
 def _exit_with_parent(parent_alive) -> None:
