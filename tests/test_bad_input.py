@@ -416,13 +416,13 @@ def test_non_utf8_file_name_is_ingested_and_the_batch_is_not_poisoned(tmp_path, 
     src = tmp_path / "in"
     src.mkdir()
     raw_name = os.fsdecode(b"rank\xff\xfe0.json.gz")
-    (src / raw_name).write_bytes(MNIST.read_bytes())
-    (src / "good.json.gz").write_bytes(MLP.read_bytes())
+    (src / raw_name).write_bytes(gzip.compress(_trace([_kernel(1.0, 2.0)])))
+    (src / "good.json.gz").write_bytes(gzip.compress(_trace([_kernel(3.0, 1.0)])))
     assert main(["ingest", str(src / raw_name), "--lake", str(tmp_path / "lake")]) == 0
     out = capsys.readouterr().out
     assert "rank\\xff\\xfe0.json.gz" in out
     for attempt in range(2):  # the second run used to crash writing index.html
-        code = main(["run", str(src), "--out", str(tmp_path / "out"), "--json"])
+        code = main(["run", str(src), "--out", str(tmp_path / "out"), "--json", "--jobs", "1"])
         summary = json.loads(capsys.readouterr().out)
         assert code == 0
         statuses = {Path(f["path"]).name: f["status"] for f in summary["files"]}
@@ -518,3 +518,20 @@ def test_sql_safe_mode(sample_lake, tmp_path, capsys):
     assert int(capsys.readouterr().out.split()[1]) > 0
     assert main(["sql", "--lake", str(sample_lake), copy]) == 0  # default: the user's own rights
     assert target.read_text().split() == ["a", "1"]
+
+
+def test_a_failed_database_build_leaves_no_temporary_file(sample_lake, tmp_path, monkeypatch):
+    import shutil
+
+    from tracelake.analysis import database
+
+    lake = tmp_path / "lake"
+    shutil.copytree(sample_lake, lake)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(database.catalog, "install", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        database.build_database(lake)
+    assert not [p.name for p in lake.iterdir() if p.name.startswith(".tracelake.duckdb")]

@@ -1,6 +1,7 @@
 """Real processes, no mocks: a `tracelake run` killed with kill -9 leaves no worker, fork server or
 resource tracker behind; Ctrl-C stops everything promptly with one line; a FIFO among the traces
-cannot hang the batch."""
+cannot hang the batch. (That a re-run after a kill carries on to the same lake as a clean run is
+tested in test_run.py.)"""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from conftest import DATA, REPO
 
 RESNET = DATA / "torch-2.11_resnet50-train-fp32-pageable_h100.pt.trace.json.gz"
-MNIST = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
+MLP = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"
 
 
 def _group(pgid: int) -> set[int]:
@@ -84,18 +85,15 @@ def test_ctrl_c_stops_everything_promptly_with_one_line(tmp_path):
     err = proc.stderr.read().strip()
     assert err.startswith("interrupted") and "Traceback" not in err and len(err.splitlines()) == 1, err
     assert _wait_until(lambda: not _group(proc.pid), 10)
-    rerun = subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", "run", str(tmp_path / "in"),
-                            "--out", str(tmp_path / "out"), "--jobs", "2", "-q", "--no-reports"], cwd=REPO)
-    assert rerun.returncode == 0
 
 
 def test_fifo_among_traces_does_not_hang_run(tmp_path):
     src = tmp_path / "in"
     src.mkdir()
     os.mkfifo(src / "x.json")
-    (src / "good.json.gz").write_bytes(MNIST.read_bytes())
+    (src / "good.json.gz").write_bytes(MLP.read_bytes())
     out = subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out",
-                          str(tmp_path / "out"), "--jobs", "2", "-v"], cwd=REPO, capture_output=True, text=True,
+                          str(tmp_path / "out"), "--jobs", "1", "-v"], cwd=REPO, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "x.json: a FIFO (named pipe), not a regular file" in out.stderr
