@@ -109,6 +109,7 @@ def _is_current(db: Path, lake: Path) -> bool:
 def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
     """Open a lake's database, rebuilding it first when missing, moved, or older than the SQL catalog."""
     lake = Path(lake).resolve()
+    lake_layout.check_path(lake)
     if not lake_layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
     db = lake / DB_FILE

@@ -12,6 +12,7 @@ Everything else (the writer, the database, the batch job) asks this module for p
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import uuid
@@ -112,11 +113,22 @@ def remove_incomplete(lake: Path) -> list[str]:
     return sorted(removed)
 
 
+def check_path(lake: Path) -> None:
+    """DuckDB and Parquet open only UTF-8 paths: a lake path that is not (undecodable bytes in a
+    folder name) is refused with an OSError naming it, before anything is written."""
+    try:
+        str(Path(lake).resolve()).encode("utf-8")
+    except UnicodeEncodeError:
+        raise OSError(errno.EINVAL, "a lake's path must be valid UTF-8 (DuckDB and Parquet open no other)",
+                      str(lake)) from None
+
+
 def prepare_for_writing(lake: Path) -> Path:
     """Create the lake folder, check it is writable (before any work: an OSError naming the path
     otherwise, which the CLI prints as one line) and clean up what an interrupted writer left;
     every writer calls it first."""
     lake = Path(lake)
+    check_path(lake)
     lake.mkdir(parents=True, exist_ok=True)
     probe = lake / f".write-test.{os.getpid()}"
     with open(probe, "x"):

@@ -480,6 +480,12 @@ def test_output_paths_that_cannot_be_written(tmp_path, capsys):
     assert main(["ingest", str(MNIST), "--lake", str(lake), "-q"]) == 0
     assert main(["callctx", "--lake", str(lake), "--trace", "torch", "-o", str(a_file / "x.folded")]) == 2
     assert str(a_file) in _one_error_line(capsys)
+    odd = tmp_path / os.fsdecode(b"out\xff")
+    assert main(["run", str(MNIST), "--out", str(odd)]) == 2
+    assert _one_error_line(capsys).endswith("out\\xff/lake: a lake's path must be valid UTF-8 (DuckDB and Parquet "
+                                            "open no other)")
+    assert main(["sql", "--lake", str(odd / "lake"), "SELECT 1"]) == 2
+    assert "valid UTF-8" in _one_error_line(capsys)
     if os.geteuid() == 0:  # root writes through permission bits: use a file system that refuses it
         readonly = Path("/sys/fs/tracelake-test")
     else:
