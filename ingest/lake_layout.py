@@ -18,6 +18,7 @@ import shutil
 import uuid
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .schema import TABLES
@@ -95,10 +96,20 @@ def complete_trace_ids(lake: Path) -> set[str]:
     return {trace_id_of(p) for p in root.iterdir() if (p / _FILE).is_file()}
 
 
+def _traces_row(lake: Path, trace_id: str) -> list[dict] | None:
+    """The trace's `traces` row(s) (path, content hash), or None when the file cannot be read (a
+    damaged disk, a hand-edited lake)."""
+    try:
+        return pq.read_table(partition_file(lake, "traces", trace_id), columns=["path", "content_sha256"]).to_pylist()
+    except (OSError, ValueError, pa.ArrowException):
+        return None
+
+
 def remove_incomplete(lake: Path) -> list[str]:
-    """Delete partitions of traces without a `traces` row and leftover staging folders."""
+    """Delete partitions of traces without a readable `traces` row, and leftover staging folders
+    (an unreadable trace is ingested again by the next run instead of failing every query)."""
     lake = Path(lake)
-    complete = complete_trace_ids(lake)
+    complete = {t for t in complete_trace_ids(lake) if _traces_row(lake, t) is not None}
     removed = set()
     for name in TABLES:
         root = lake / name
@@ -142,7 +153,7 @@ def lake_index(lake: Path) -> dict[str, tuple[str, str]]:
     """path -> (content_sha256, trace_id) of every complete trace in the lake (from its `traces` rows)."""
     out = {}
     for trace_id in complete_trace_ids(lake):
-        row = pq.read_table(partition_file(lake, "traces", trace_id), columns=["path", "content_sha256"]).to_pylist()
+        row = _traces_row(lake, trace_id)
         if row:
             out[os.path.abspath(row[0]["path"])] = (row[0]["content_sha256"], trace_id)
     return out

@@ -541,3 +541,26 @@ def test_a_failed_database_build_leaves_no_temporary_file(sample_lake, tmp_path,
     with pytest.raises(KeyboardInterrupt):
         database.build_database(lake)
     assert not [p.name for p in lake.iterdir() if p.name.startswith(".tracelake.duckdb")]
+
+
+def test_a_damaged_trace_in_the_lake_does_not_poison_later_runs(tmp_path, capsys):
+    """A `traces` file that cannot be read (a damaged disk, a hand-edited lake) used to crash every
+    later run; the next run removes that trace and ingests its file again."""
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "a.json.gz").write_bytes(MLP.read_bytes())
+    args = ["run", str(src), "--out", str(tmp_path / "out"), "--json", "--no-reports", "--jobs", "1"]
+    assert main(args) == 0
+    capsys.readouterr()
+    (part,) = (tmp_path / "out" / "lake" / "traces").glob("trace_id=*/data.parquet")
+    part.write_bytes(b"PAR1 damaged")
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert [f["status"] for f in summary["files"]] == ["ok"]
+    from tracelake.analysis.database import connect
+
+    con = connect(tmp_path / "out" / "lake")
+    try:
+        assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == ingest_file(str(MLP)).tables["kernels"].num_rows
+    finally:
+        con.close()
