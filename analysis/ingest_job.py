@@ -15,7 +15,7 @@ from tracelake.ingest.lake_writer import write_trace
 from tracelake.ingest.printable import path_text
 from tracelake.ingest.reading import Limits
 
-from . import __version__, callctx_build, fs_errors
+from . import __version__, callctx_build, critpath_build, fs_errors
 from .database import build_database
 
 
@@ -39,6 +39,17 @@ def _calling_context(result) -> dict:
         return {}
 
 
+def _critical_path(result) -> dict:
+    """The critical-path tables; a failure there costs the trace its critical path, not its data."""
+    try:
+        tables, warnings = critpath_build.build(result.tables)
+    except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
+        result.warnings.append(f"critical path not built: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        return {}
+    result.warnings.extend(warnings)
+    return tables
+
+
 def ingest_one(path: str, lake: Path, limits: Limits | None = None) -> FileOutcome:
     """One file into the lake. The outcome's path is the file name as UTF-8 text (path_text)."""
     t0 = time.perf_counter()
@@ -46,6 +57,7 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None) -> FileOutco
     try:
         result = ingest_file(path, limits)
         result.tables.update(_calling_context(result))
+        result.tables.update(_critical_path(result))
         write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     except TraceError as e:
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e))
