@@ -1,8 +1,8 @@
 """What each `tracelake` command does (analysis/cli.py parses the command line, then calls these).
 
-Each command takes the parsed arguments and returns the exit code (cli.EXIT_*). Lines holding a
-file name or a trace string are printed with terminal.say (control characters escaped);
-file-system errors about outputs and Ctrl-C are turned into one line by cli.main.
+Each command takes the parsed arguments and returns the exit code (EXIT_* below; the CLI exits with it).
+Lines holding a file name or a trace string are printed with terminal.say (control characters
+escaped); file-system errors about outputs and Ctrl-C are turned into one line by cli.main.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import gzip
 import zlib
 from contextlib import contextmanager
 
-from .errors import TraceError
+from .errors import ErrorKind, TraceError
 from .ingest_result import IngestResult
 from .kineto import ingest_kineto
 from .kineto_text import UTF8_BOM
@@ -36,7 +36,8 @@ def detect_format(path: str) -> str:
     if path.endswith((".nsys-rep", ".qdrep")) or head[:4] == b"PK\x03\x04":
         raise TraceError(path, "this is an Nsight Systems report, not its SQLite export: "
                                "run `nsys export --type sqlite` on it first")
-    raise TraceError(path, "unknown format: neither an Nsight Systems SQLite export nor a PyTorch profiler JSON trace")
+    raise TraceError(path, "unknown format: neither an Nsight Systems SQLite export nor a PyTorch profiler JSON trace",
+                     ErrorKind.NOT_A_TRACE)
 
 
 @contextmanager
@@ -71,4 +72,4 @@ def _ingest(path: str) -> IngestResult:
         raise TraceError(path, "out of memory while reading the trace") from None
     except Exception as e:  # noqa: BLE001 - any other failure is still a one-line, per-file error
         first = (str(e).strip().splitlines() or [""])[0][:300]
-        raise TraceError(path, f"cannot ingest {fmt} trace: {type(e).__name__}: {first}") from None
+        raise TraceError(path, f"cannot ingest {fmt} trace: {type(e).__name__}: {first}", ErrorKind.INTERNAL) from None

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from .errors import TraceError
+from .errors import ErrorKind, TraceError
 
 ENV_MAX_INFLATED = "TRACELAKE_MAX_INFLATED"
 ENV_MAX_RATIO = "TRACELAKE_MAX_INFLATE_RATIO"
@@ -153,14 +153,16 @@ def open_input(path: str) -> BinaryIO:
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):
-            raise TraceError(path, f"{_kind(mode)}, not a regular file: only regular files are read")
+            raise TraceError(path, f"{_kind(mode)}, not a regular file: only regular files are read",
+                             ErrorKind.NOT_A_TRACE)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise TraceError(path, f"cannot read file: {e.strerror or e}") from None
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):  # replaced between the stat and the open
-            raise TraceError(path, f"{_kind(mode)}, not a regular file: only regular files are read")
+            raise TraceError(path, f"{_kind(mode)}, not a regular file: only regular files are read",
+                             ErrorKind.NOT_A_TRACE)
         fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         return os.fdopen(fd, "rb")
     except BaseException:
