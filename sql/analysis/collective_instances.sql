@@ -7,39 +7,51 @@
 -- same time on every rank: none can finish before all have joined). A collective cannot
 -- complete before its last rank arrives, so the shortest duration among the ranks (the
 -- last to arrive waited least) is its transfer time and each rank's duration beyond that
--- is its wait. Only collectives found on all ranks of the group are kept. One row per
+-- is its wait. Collectives not found on all ranks of the group (at the edges of the
+-- profiling windows) are left out. A trace that is the only rank of its run in the lake
+-- (or records no rank) has each call as a collective of its own (matched_by 'single'),
+-- whose duration includes waiting for ranks the lake does not have. One row per
 -- collective and rank.
 --
 -- depends: collectives, traces, nccl_bus_factor
 --
--- @column run_id              Distributed run (rank_runs.run_id).
+-- @column run_id              Distributed run (rank_runs.run_id; the trace id for a trace of no run).
 -- @column instance            Collective within the run (0 = first to start).
+-- @column matched_by          'seq', 'order' (aligned call order in the group) or 'single' (one rank only).
 -- @column rank                Rank.
 -- @column trace_id            Trace of the rank.
 -- @column pid                 Process of the rank.
 -- @column call_index          collectives.call_index of the rank's call.
--- @column arrival_ns          Start of the rank's kernel on the Unix-epoch clock (ns).
+-- @column operation           all_reduce, all_gather, ... (collectives.operation).
+-- @column process_group_name  Process group, when recorded.
+-- @column seq                 Sequence number, when recorded.
+-- @column dtype               Element type.
+-- @column bytes               Per-rank buffer size as nccl-tests counts it (bytes).
+-- @column group_size          Ranks in the process group (recorded, else the ranks of the run).
+-- @column arrival_ns          Start of the rank's kernel on the Unix-epoch clock (the trace clock when
+--                             the trace has no epoch anchor) (ns).
 -- @column duration_ns         Its duration (ns).
--- @column wait_ns             duration_ns - the collective's transfer_ns: time waiting for other ranks (ns).
+-- @column transfer_ns         The collective's shortest duration among its ranks (ns).
+-- @column wait_ns             duration_ns - transfer_ns: time waiting for other ranks (ns).
 -- @column is_last             True for the rank that arrived last.
 CREATE OR REPLACE VIEW collective_instance_ranks AS
-WITH calls AS (
+WITH calls AS MATERIALIZED (
     SELECT c.*, coalesce(c.process_group_name, '') AS pg,
-           c.start_ns + t.clock_offset_ns AS arrival_ns, c.end_ns + t.clock_offset_ns AS end_epoch_ns,
+           c.start_ns + coalesce(t.clock_offset_ns, 0) AS arrival_ns,
+           c.end_ns + coalesce(t.clock_offset_ns, 0) AS end_epoch_ns,
            count(DISTINCT c.rank) OVER (PARTITION BY c.run_id) AS ranks_in_run
     FROM collectives c
     JOIN traces t USING (trace_id)
-    WHERE c.rank IS NOT NULL AND t.clock_offset_ns IS NOT NULL
 ),
-ordered AS (
+ordered AS MATERIALIZED (
     SELECT *, row_number() OVER (PARTITION BY run_id, rank, pg ORDER BY start_ns, end_ns) - 1 AS pg_ordinal,
            min(rank) OVER (PARTITION BY run_id, pg) AS reference_rank
     FROM calls
-    WHERE ranks_in_run >= 2
+    WHERE ranks_in_run >= 2 AND rank IS NOT NULL
 ),
 shifts AS (
     -- per rank: the order shift that lines up most same-operation calls that overlap in time
-    SELECT o.run_id, o.pg, o.rank, o.pg_ordinal - r.pg_ordinal AS shift, count(*) AS overlapping
+    SELECT o.run_id, o.pg, o.rank, o.pg_ordinal - r.pg_ordinal AS shift
     FROM ordered o
     JOIN ordered r ON r.run_id = o.run_id AND r.pg = o.pg AND r.rank = o.reference_rank
                   AND r.arrival_ns < o.end_epoch_ns AND o.arrival_ns < r.end_epoch_ns
@@ -55,19 +67,34 @@ keyed AS (
 matched AS (
     SELECT *, count(*) OVER w AS ranks_present,
            coalesce(max(group_size) OVER w, ranks_in_run) AS expected_ranks,
+           count(seq) OVER w AS with_seq,
            min(duration_ns) OVER w AS transfer_ns,
            max(arrival_ns) OVER w AS last_arrival_ns,
            min(arrival_ns) OVER w AS first_arrival_ns
     FROM keyed
     WINDOW w AS (PARTITION BY run_id, pg, match_key)
+),
+multi AS (
+    SELECT run_id,
+           dense_rank() OVER (PARTITION BY run_id ORDER BY first_arrival_ns, pg, match_key) - 1 AS instance,
+           CASE WHEN with_seq = ranks_present THEN 'seq' ELSE 'order' END AS matched_by,
+           rank, trace_id, pid, call_index, operation, process_group_name, seq, dtype, bytes,
+           expected_ranks AS group_size, arrival_ns, duration_ns, transfer_ns,
+           arrival_ns = last_arrival_ns AS is_last
+    FROM matched
+    WHERE ranks_present = expected_ranks
+),
+single AS (
+    SELECT run_id, row_number() OVER (PARTITION BY run_id ORDER BY arrival_ns, pid, call_index) - 1 AS instance,
+           'single' AS matched_by, rank, trace_id, pid, call_index, operation, process_group_name, seq, dtype,
+           bytes, group_size, arrival_ns, duration_ns, duration_ns AS transfer_ns, true AS is_last
+    FROM calls
+    WHERE ranks_in_run < 2 OR rank IS NULL
 )
-SELECT run_id,
-       CAST(dense_rank() OVER (PARTITION BY run_id ORDER BY first_arrival_ns, pg, match_key) - 1 AS BIGINT) AS instance,
-       rank, trace_id, pid, call_index, arrival_ns, duration_ns,
-       duration_ns - transfer_ns AS wait_ns,
-       arrival_ns = last_arrival_ns AS is_last
-FROM matched
-WHERE ranks_present = expected_ranks;
+SELECT run_id, CAST(instance AS BIGINT) AS instance, matched_by, rank, trace_id, pid, call_index, operation,
+       process_group_name, seq, dtype, bytes, CAST(group_size AS BIGINT) AS group_size, arrival_ns, duration_ns,
+       transfer_ns, duration_ns - transfer_ns AS wait_ns, is_last
+FROM (SELECT * FROM multi UNION ALL BY NAME SELECT * FROM single);
 
 -- collective_instances: one row per collective of a distributed run, matched across its
 -- ranks (collective_instance_ranks), with the numbers nccl-tests prints: transfer time,
@@ -77,7 +104,7 @@ WHERE ranks_present = expected_ranks;
 -- duration includes waiting for ranks that are not in the lake, so transfer_ns is an
 -- upper bound and the bandwidths are lower bounds (is_bound = true).
 --
--- @column run_id              Distributed run (rank_runs.run_id; the trace id for a lone trace).
+-- @column run_id              Distributed run (rank_runs.run_id; the trace id for a trace of no run).
 -- @column instance            Collective within the run (0 = first to start).
 -- @column process_group_name  Process group ('Process Group Name'; NULL when not recorded).
 -- @column seq                 Sequence number in the group, when recorded.
@@ -85,7 +112,7 @@ WHERE ranks_present = expected_ranks;
 -- @column operation           all_reduce, all_gather, ... (collectives.operation).
 -- @column dtype               Element type.
 -- @column bytes               Per-rank buffer size as nccl-tests counts it (largest among the ranks) (bytes).
--- @column group_size          Ranks in the process group (recorded, else the ranks matched).
+-- @column group_size          Ranks in the process group (recorded, else the ranks of the run).
 -- @column ranks_matched       Ranks whose call was matched.
 -- @column start_ns            First arrival on the Unix-epoch clock (ns).
 -- @column skew_ns             Last arrival - first arrival (ns).
@@ -99,50 +126,24 @@ WHERE ranks_present = expected_ranks;
 -- @column busbw_gb_per_s      algbw_gb_per_s x nccl_bus_factor(operation, group_size) (decimal GB/s).
 -- @column is_bound            True when only one rank is in the lake (bounds, see above).
 CREATE OR REPLACE VIEW collective_instances AS
-WITH multi AS (
-    SELECT w.run_id, w.instance,
-           any_value(c.process_group_name) AS process_group_name, any_value(c.seq) AS seq,
-           CASE WHEN count(c.seq) = count(*) THEN 'seq' ELSE 'order' END AS matched_by,
-           mode(c.operation) AS operation, mode(c.dtype) AS dtype, max(c.bytes) AS bytes,
-           coalesce(max(c.group_size), count(*)) AS group_size, count(*) AS ranks_matched,
-           min(w.arrival_ns) AS start_ns, max(w.arrival_ns) - min(w.arrival_ns) AS skew_ns,
-           min(w.duration_ns) AS transfer_ns, arg_max(w.rank, w.arrival_ns) AS last_rank,
-           max(w.wait_ns) AS max_wait_ns, sum(w.wait_ns) AS total_wait_ns,
-           list(w.rank ORDER BY w.rank) AS ranks, list(w.wait_ns ORDER BY w.rank) AS wait_ns_by_rank,
-           false AS is_bound
-    FROM collective_instance_ranks w
-    JOIN collectives c ON c.trace_id = w.trace_id AND c.pid = w.pid AND c.call_index = w.call_index
-    GROUP BY w.run_id, w.instance
-),
-single AS (
-    SELECT c.run_id,
-           row_number() OVER (PARTITION BY c.run_id ORDER BY c.start_ns, c.pid) - 1 AS instance,
-           c.process_group_name, c.seq, 'single' AS matched_by, c.operation, c.dtype, c.bytes,
-           c.group_size, 1 AS ranks_matched,
-           c.start_ns + coalesce(t.clock_offset_ns, 0) AS start_ns, 0 AS skew_ns,
-           c.duration_ns AS transfer_ns, c.rank AS last_rank, 0 AS max_wait_ns, 0 AS total_wait_ns,
-           [c.rank] AS ranks, [0] AS wait_ns_by_rank, true AS is_bound
-    FROM collectives c
-    JOIN traces t USING (trace_id)
-    WHERE c.run_id NOT IN (SELECT run_id FROM collectives WHERE rank IS NOT NULL
-                           GROUP BY run_id HAVING count(DISTINCT rank) >= 2)
-),
-both_kinds AS (
-    SELECT * FROM multi
-    UNION ALL BY NAME
-    SELECT * FROM single
+WITH grouped AS (
+    SELECT run_id, instance, any_value(process_group_name) AS process_group_name, any_value(seq) AS seq,
+           any_value(matched_by) AS matched_by, mode(operation) AS operation, mode(dtype) AS dtype,
+           max(bytes) AS bytes, max(group_size) AS group_size, count(*) AS ranks_matched,
+           min(arrival_ns) AS start_ns, max(arrival_ns) - min(arrival_ns) AS skew_ns,
+           min(transfer_ns) AS transfer_ns, arg_max(rank, arrival_ns) AS last_rank,
+           max(wait_ns) AS max_wait_ns, sum(wait_ns) AS total_wait_ns,
+           list(rank ORDER BY rank) AS ranks, list(wait_ns ORDER BY rank) AS wait_ns_by_rank
+    FROM collective_instance_ranks
+    GROUP BY run_id, instance
 )
-SELECT run_id, CAST(instance AS BIGINT) AS instance, process_group_name, CAST(seq AS BIGINT) AS seq, matched_by,
-       operation, dtype, CAST(bytes AS BIGINT) AS bytes, CAST(group_size AS BIGINT) AS group_size,
-       CAST(ranks_matched AS BIGINT) AS ranks_matched, CAST(start_ns AS BIGINT) AS start_ns,
-       CAST(skew_ns AS BIGINT) AS skew_ns, CAST(transfer_ns AS BIGINT) AS transfer_ns,
-       CAST(last_rank AS INTEGER) AS last_rank, CAST(max_wait_ns AS BIGINT) AS max_wait_ns,
-       CAST(total_wait_ns AS BIGINT) AS total_wait_ns, CAST(ranks AS INTEGER[]) AS ranks,
-       CAST(wait_ns_by_rank AS BIGINT[]) AS wait_ns_by_rank,
+SELECT run_id, instance, process_group_name, seq, matched_by, operation, dtype, bytes, group_size,
+       ranks_matched, start_ns, skew_ns, transfer_ns, last_rank, max_wait_ns,
+       CAST(total_wait_ns AS BIGINT) AS total_wait_ns, ranks, wait_ns_by_rank,
        bytes / nullif(transfer_ns, 0) AS algbw_gb_per_s,
        bytes / nullif(transfer_ns, 0) * nccl_bus_factor(operation, group_size) AS busbw_gb_per_s,
-       is_bound
-FROM both_kinds;
+       matched_by = 'single' AS is_bound
+FROM grouped;
 
 -- collective_bandwidth: what each kind of collective achieves in a run: per operation,
 -- size, element type and group size, the median transfer time and the bandwidths it
@@ -162,21 +163,21 @@ FROM both_kinds;
 -- @column total_wait_ns       Sum of all waits (ns).
 -- @column is_bound            True for lone-rank traces (bandwidths are lower bounds).
 CREATE OR REPLACE VIEW collective_bandwidth AS
-WITH waits AS (
-    SELECT i.run_id, i.instance, unnest(i.wait_ns_by_rank) AS wait_ns FROM collective_instances i
+WITH instances AS MATERIALIZED (
+    SELECT * FROM collective_instances
 ),
 wait_stats AS (
-    SELECT i.run_id, i.operation, i.bytes, i.dtype, i.group_size, i.is_bound,
-           CAST(quantile_cont(w.wait_ns, 0.5) AS BIGINT) AS p50_wait_ns,
-           CAST(quantile_cont(w.wait_ns, 0.9) AS BIGINT) AS p90_wait_ns,
-           CAST(sum(w.wait_ns) AS BIGINT) AS total_wait_ns
-    FROM collective_instances i JOIN waits w USING (run_id, instance)
+    SELECT run_id, operation, bytes, dtype, group_size, is_bound,
+           CAST(quantile_cont(wait_ns, 0.5) AS BIGINT) AS p50_wait_ns,
+           CAST(quantile_cont(wait_ns, 0.9) AS BIGINT) AS p90_wait_ns,
+           CAST(sum(wait_ns) AS BIGINT) AS total_wait_ns
+    FROM (SELECT *, unnest(wait_ns_by_rank) AS wait_ns FROM instances)
     GROUP BY ALL
 ),
 sizes AS (
     SELECT run_id, operation, bytes, dtype, group_size, is_bound, count(*) AS count,
            CAST(median(transfer_ns) AS BIGINT) AS median_transfer_ns
-    FROM collective_instances
+    FROM instances
     GROUP BY ALL
 )
 SELECT s.run_id, s.operation, s.bytes, s.dtype, s.group_size, s.count, s.median_transfer_ns,
@@ -188,7 +189,7 @@ JOIN wait_stats w ON w.run_id = s.run_id AND w.operation IS NOT DISTINCT FROM s.
                  AND w.bytes IS NOT DISTINCT FROM s.bytes AND w.dtype IS NOT DISTINCT FROM s.dtype
                  AND w.group_size IS NOT DISTINCT FROM s.group_size AND w.is_bound = s.is_bound;
 
--- collective_rank_waits: per rank of a distributed run, how long its collectives waited
+-- collective_rank_waits: per rank of a distributed run (two or more ranks in the lake), how long its collectives waited
 -- for the others and how often it was the one they waited for.
 --
 -- @column run_id          Run.
@@ -209,7 +210,7 @@ WITH others AS (
     SELECT l.run_id, l.rank, sum(o.wait_ns) AS others_wait_ns
     FROM collective_instance_ranks l
     JOIN collective_instance_ranks o ON o.run_id = l.run_id AND o.instance = l.instance AND o.rank <> l.rank
-    WHERE l.is_last
+    WHERE l.is_last AND l.matched_by <> 'single'
     GROUP BY ALL
 )
 SELECT w.run_id, w.rank, any_value(w.trace_id) AS trace_id, any_value(w.pid) AS pid,
@@ -223,4 +224,5 @@ SELECT w.run_id, w.rank, any_value(w.trace_id) AS trace_id, any_value(w.pid) AS 
        CAST(coalesce(any_value(o.others_wait_ns), 0) AS BIGINT) AS others_wait_ns
 FROM collective_instance_ranks w
 LEFT JOIN others o ON o.run_id = w.run_id AND o.rank = w.rank
+WHERE w.matched_by <> 'single'
 GROUP BY w.run_id, w.rank;

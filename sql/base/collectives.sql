@@ -66,24 +66,21 @@ ranges AS (
     WHERE NOT coalesce(is_gpu, false) AND end_ns IS NOT NULL
       AND regexp_matches(name, '^(nccl|rccl)', 'i') AND collective_operation(name) IS NOT NULL
 ),
-enclosing AS (
-    SELECT k.trace_id, k.pid, k.kernel_key, r.kind, r.name, r.args_json, r.start_ns
-    FROM kernels_launched k
-    JOIN ranges r ON r.trace_id = k.trace_id AND r.pid = k.pid AND r.tid = k.tid
-                 AND k.launch_start_ns >= r.start_ns AND k.launch_start_ns <= r.end_ns
-    QUALIFY row_number() OVER (PARTITION BY k.trace_id, k.pid, k.kernel_key, r.kind
-                               ORDER BY r.start_ns DESC, r.end_ns) = 1  -- the innermost of each kind
-),
 described AS (
-    SELECT k.*,
-           p.start_ns AS params_start_ns, p.args_json AS params, c.name AS c10d_op,
-           n.name AS range_name, n.args_json AS range_args,
+    -- the innermost enclosing range of each kind (latest start)
+    SELECT k.trace_id, k.pid, k.kernel_key, k.device_id, k.stream_id, k.start_ns, k.end_ns, k.kernel_name,
+           k.tid, k.launch_start_ns,
+           arg_max(r.args_json, r.start_ns) FILTER (WHERE r.kind = 'params') AS params,
+           arg_max(r.name, r.start_ns) FILTER (WHERE r.kind = 'c10d') AS c10d_op,
+           arg_max(r.name, r.start_ns) FILTER (WHERE r.kind = 'range') AS range_name,
+           arg_max(r.args_json, r.start_ns) FILTER (WHERE r.kind = 'range') AS range_args,
            -- kernels under one launching operator are one (coalesced) call
-           coalesce(p.start_ns, c.start_ns, n.start_ns) AS op_start_ns
+           coalesce(max(r.start_ns) FILTER (WHERE r.kind = 'params'), max(r.start_ns) FILTER (WHERE r.kind = 'c10d'),
+                    max(r.start_ns) FILTER (WHERE r.kind = 'range')) AS op_start_ns
     FROM kernels_launched k
-    LEFT JOIN enclosing p ON p.trace_id = k.trace_id AND p.pid = k.pid AND p.kernel_key = k.kernel_key AND p.kind = 'params'
-    LEFT JOIN enclosing c ON c.trace_id = k.trace_id AND c.pid = k.pid AND c.kernel_key = k.kernel_key AND c.kind = 'c10d'
-    LEFT JOIN enclosing n ON n.trace_id = k.trace_id AND n.pid = k.pid AND n.kernel_key = k.kernel_key AND n.kind = 'range'
+    LEFT JOIN ranges r ON r.trace_id = k.trace_id AND r.pid = k.pid AND r.tid = k.tid
+                      AND k.launch_start_ns >= r.start_ns AND k.launch_start_ns <= r.end_ns
+    GROUP BY ALL
 ),
 calls AS (
     SELECT trace_id, pid, any_value(tid) AS tid,

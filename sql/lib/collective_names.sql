@@ -26,64 +26,42 @@
 --
 -- depends: (none)
 CREATE OR REPLACE MACRO collective_operation(label) AS
-CASE regexp_replace(
-         regexp_replace(
-             lower(coalesce(nullif(regexp_extract(label, '^(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)', 1, 'i'), ''),
-                            regexp_replace(label, '^(nccl:|c10d::|nccl|rccl)', '', 'i'))),
-             '(_base|_coalesced|_into_tensor|_tensor|_single)', '', 'g'),
-         '[_ ]', '', 'g')
-    WHEN 'allreduce' THEN 'all_reduce'
-    WHEN 'allgather' THEN 'all_gather'
-    WHEN 'reducescatter' THEN 'reduce_scatter'
-    WHEN 'alltoall' THEN 'all_to_all'
-    WHEN 'alltoallv' THEN 'all_to_all'
-    WHEN 'broadcast' THEN 'broadcast'
-    WHEN 'reduce' THEN 'reduce'
-    WHEN 'send' THEN 'send'
-    WHEN 'recv' THEN 'recv'
-    WHEN 'sendrecv' THEN 'send_recv'
-    WHEN 'gather' THEN 'gather'
-    WHEN 'scatter' THEN 'scatter'
-    WHEN 'barrier' THEN 'barrier'
-    WHEN 'allreducebarrier' THEN 'barrier'
-END;
+MAP {'allreduce': 'all_reduce', 'allgather': 'all_gather', 'reducescatter': 'reduce_scatter',
+     'alltoall': 'all_to_all', 'alltoallv': 'all_to_all', 'broadcast': 'broadcast', 'reduce': 'reduce',
+     'send': 'send', 'recv': 'recv', 'sendrecv': 'send_recv', 'gather': 'gather', 'scatter': 'scatter',
+     'barrier': 'barrier', 'allreducebarrier': 'barrier'}[
+    regexp_replace(
+        lower(coalesce(nullif(regexp_extract(label, '^(?:nccl|rccl)(?:Dev)?Kernel_([A-Za-z]+)', 1, 'i'), ''),
+                       regexp_replace(label, '^(nccl:|c10d::|nccl|rccl)', '', 'i'))),
+        '(_base|_coalesced|_into_tensor|_tensor|_single|[_ ])', '', 'g')];
 
 CREATE OR REPLACE MACRO collective_dtype(label) AS
-CASE regexp_replace(lower(trim(label)), '^(c10::|torch\.|at::)', '')
-    WHEN 'float' THEN 'float32' WHEN 'float32' THEN 'float32' WHEN 'f32' THEN 'float32'
-    WHEN 'bfloat16' THEN 'bfloat16' WHEN 'bf16' THEN 'bfloat16' WHEN '__nv_bfloat16' THEN 'bfloat16'
-    WHEN 'half' THEN 'float16' WHEN 'float16' THEN 'float16' WHEN 'f16' THEN 'float16' WHEN '__half' THEN 'float16'
-    WHEN 'double' THEN 'float64' WHEN 'float64' THEN 'float64' WHEN 'f64' THEN 'float64'
-    WHEN 'long' THEN 'int64' WHEN 'long int' THEN 'int64' WHEN 'int64' THEN 'int64' WHEN 'i64' THEN 'int64'
-    WHEN 'int64_t' THEN 'int64' WHEN 'long long' THEN 'int64'
-    WHEN 'uint64' THEN 'uint64' WHEN 'u64' THEN 'uint64' WHEN 'uint64_t' THEN 'uint64'
-    WHEN 'int' THEN 'int32' WHEN 'int32' THEN 'int32' WHEN 'i32' THEN 'int32' WHEN 'int32_t' THEN 'int32'
-    WHEN 'uint32' THEN 'uint32' WHEN 'u32' THEN 'uint32' WHEN 'uint32_t' THEN 'uint32'
-    WHEN 'short' THEN 'int16' WHEN 'short int' THEN 'int16' WHEN 'int16' THEN 'int16'
-    WHEN 'byte' THEN 'uint8' WHEN 'unsigned char' THEN 'uint8' WHEN 'uint8' THEN 'uint8' WHEN 'u8' THEN 'uint8'
-    WHEN 'uint8_t' THEN 'uint8'
-    WHEN 'char' THEN 'int8' WHEN 'signed char' THEN 'int8' WHEN 'int8' THEN 'int8' WHEN 'i8' THEN 'int8'
-    WHEN 'int8_t' THEN 'int8'
-    WHEN 'bool' THEN 'bool'
-    WHEN 'float8_e4m3fn' THEN 'float8_e4m3fn' WHEN 'f8e4m3' THEN 'float8_e4m3fn' WHEN '__nv_fp8_e4m3' THEN 'float8_e4m3fn'
-    WHEN 'float8_e5m2' THEN 'float8_e5m2' WHEN 'f8e5m2' THEN 'float8_e5m2' WHEN '__nv_fp8_e5m2' THEN 'float8_e5m2'
-END;
+MAP {'float': 'float32', 'float32': 'float32', 'f32': 'float32',
+     'bfloat16': 'bfloat16', 'bf16': 'bfloat16', '__nv_bfloat16': 'bfloat16',
+     'half': 'float16', 'float16': 'float16', 'f16': 'float16', '__half': 'float16',
+     'double': 'float64', 'float64': 'float64', 'f64': 'float64',
+     'long': 'int64', 'long int': 'int64', 'int64': 'int64', 'i64': 'int64', 'int64_t': 'int64', 'long long': 'int64',
+     'uint64': 'uint64', 'u64': 'uint64', 'uint64_t': 'uint64',
+     'int': 'int32', 'int32': 'int32', 'i32': 'int32', 'int32_t': 'int32',
+     'uint32': 'uint32', 'u32': 'uint32', 'uint32_t': 'uint32',
+     'short': 'int16', 'short int': 'int16', 'int16': 'int16',
+     'byte': 'uint8', 'unsigned char': 'uint8', 'uint8': 'uint8', 'u8': 'uint8', 'uint8_t': 'uint8',
+     'char': 'int8', 'signed char': 'int8', 'int8': 'int8', 'i8': 'int8', 'int8_t': 'int8',
+     'bool': 'bool',
+     'float8_e4m3fn': 'float8_e4m3fn', 'f8e4m3': 'float8_e4m3fn', '__nv_fp8_e4m3': 'float8_e4m3fn',
+     'float8_e5m2': 'float8_e5m2', 'f8e5m2': 'float8_e5m2', '__nv_fp8_e5m2': 'float8_e5m2'}[
+    regexp_replace(lower(trim(label)), '^(c10::|torch\.|at::)', '')];
 
 CREATE OR REPLACE MACRO collective_kernel_dtype(kernel_name) AS
-CASE WHEN collective_operation(kernel_name) IN ('all_reduce', 'reduce_scatter', 'reduce')
+CASE WHEN regexp_matches(kernel_name, '^(nccl|rccl)(Dev)?Kernel_(AllReduce|ReduceScatter|Reduce)_', 'i')
      THEN collective_dtype(nullif(regexp_extract(
               kernel_name, '_(?:Sum|Prod|Max|Min|Avg|PreMulSum|SumPostDiv)_(__nv_[a-z0-9_]+?|[a-z0-9]+_t|[a-z0-9]+)(?:[_(]|$)',
               1, 'i'), ''))
 END;
 
 CREATE OR REPLACE MACRO dtype_size_bytes(dtype) AS
-CASE dtype
-    WHEN 'float64' THEN 8 WHEN 'int64' THEN 8 WHEN 'uint64' THEN 8
-    WHEN 'float32' THEN 4 WHEN 'int32' THEN 4 WHEN 'uint32' THEN 4
-    WHEN 'bfloat16' THEN 2 WHEN 'float16' THEN 2 WHEN 'int16' THEN 2
-    WHEN 'int8' THEN 1 WHEN 'uint8' THEN 1 WHEN 'bool' THEN 1
-    WHEN 'float8_e4m3fn' THEN 1 WHEN 'float8_e5m2' THEN 1
-END;
+MAP {'float64': 8, 'int64': 8, 'uint64': 8, 'float32': 4, 'int32': 4, 'uint32': 4, 'bfloat16': 2, 'float16': 2,
+     'int16': 2, 'int8': 1, 'uint8': 1, 'bool': 1, 'float8_e4m3fn': 1, 'float8_e5m2': 1}[dtype];
 
 CREATE OR REPLACE MACRO collective_bytes(operation, in_bytes, out_bytes, group_size) AS
 CASE operation
