@@ -5,7 +5,7 @@
 -- the matching of collective_instances). Communication is the same kernels everywhere:
 -- the 'communication' class of gpu_op_class. One row per step and rank.
 --
--- depends: steps, gpu_op_class, collective_instance_ranks, collectives
+-- depends: steps, gpu_op_class, collective_instance_ranks, collectives, rank_runs, intervals_union_ns
 --
 -- @column trace_id          Trace.
 -- @column rank              Rank (NULL when unknown).
@@ -18,8 +18,8 @@
 -- @column exposed_ns        communication_ns - hidden_ns: communication nothing hid (ns).
 -- @column exposed_pct       exposed_ns / wall_ns x 100.
 -- @column collectives       Collectives of the rank starting in the step.
--- @column wait_ns           Their time waiting for other ranks (ns; matched collectives only).
--- @column transfer_ns       Their transfer time (ns; matched collectives only).
+-- @column wait_ns           Their time waiting for other ranks (ns; NULL without other ranks in the lake).
+-- @column transfer_ns       Their transfer time (ns; NULL without other ranks in the lake).
 CREATE OR REPLACE VIEW step_communication AS
 WITH clipped AS (
     SELECT s.trace_id, s.pid, s.step_index,
@@ -29,20 +29,16 @@ WITH clipped AS (
                        AND o.start_ns < s.end_ns AND o.end_ns > s.start_ns
     WHERE o.op_class IN ('communication', 'compute')
 ),
-covered AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, pid, step_index ORDER BY start_ns, end_ns
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered_until_ns
-    FROM clipped
+laned AS (
+    SELECT {'trace_id': trace_id, 'pid': pid, 'step_index': step_index} AS lane, start_ns, end_ns FROM clipped
 ),
 either AS (  -- length of the union of communication and compute in the step
-    SELECT trace_id, pid, step_index,
-           sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_until_ns, start_ns)))) AS ns
-    FROM covered
-    GROUP BY ALL
+    SELECT lane.trace_id, lane.pid, lane.step_index, covered_ns AS ns FROM intervals_union_ns(laned)
 ),
 calls AS (
     SELECT s.trace_id, s.pid, s.step_index, count(*) AS collectives,
-           sum(w.wait_ns) AS wait_ns, sum(w.duration_ns - w.wait_ns) AS transfer_ns
+           sum(w.wait_ns) FILTER (WHERE w.matched_by <> 'single') AS wait_ns,
+           sum(w.transfer_ns) FILTER (WHERE w.matched_by <> 'single') AS transfer_ns
     FROM steps s
     JOIN collectives c ON c.trace_id = s.trace_id AND c.pid = s.pid
                       AND c.start_ns >= s.start_ns AND c.start_ns < s.end_ns
@@ -51,12 +47,13 @@ calls AS (
     GROUP BY ALL
 ),
 per_step AS (
-    SELECT s.trace_id, s.rank, s.pid, s.step, s.step_index, s.wall_ns, s.communication_ns,
+    SELECT s.trace_id, coalesce(r.rank, s.rank) AS rank, s.pid, s.step, s.step_index, s.wall_ns, s.communication_ns,
            s.communication_ns + s.compute_ns - coalesce(e.ns, 0) AS hidden_ns,
            c.collectives, c.wait_ns, c.transfer_ns
     FROM steps s
     LEFT JOIN either e USING (trace_id, pid, step_index)
     LEFT JOIN calls c USING (trace_id, pid, step_index)
+    LEFT JOIN rank_runs r USING (trace_id, pid)
 )
 SELECT trace_id, rank, pid, step, step_index, wall_ns, communication_ns,
        CAST(hidden_ns AS BIGINT) AS hidden_ns,
