@@ -36,7 +36,11 @@
 -- @column is_last             True for the rank that arrived last.
 CREATE OR REPLACE VIEW collective_instance_ranks AS
 WITH calls AS MATERIALIZED (
-    SELECT c.*, coalesce(c.process_group_name, '') AS pg,
+    -- a call whose process group is not recorded (launched before the profiling window) is
+    -- taken to be of the run's group when the run has only one
+    SELECT c.*, coalesce(c.process_group_name,
+                         CASE WHEN count(DISTINCT c.process_group_name) OVER (PARTITION BY c.run_id) = 1
+                              THEN max(c.process_group_name) OVER (PARTITION BY c.run_id) END, '') AS pg,
            c.start_ns + coalesce(t.clock_offset_ns, 0) AS arrival_ns,
            c.end_ns + coalesce(t.clock_offset_ns, 0) AS end_epoch_ns,
            count(DISTINCT c.rank) OVER (PARTITION BY c.run_id) AS ranks_in_run
@@ -60,7 +64,8 @@ shifts AS (
     QUALIFY row_number() OVER (PARTITION BY o.run_id, o.pg, o.rank ORDER BY count(*) DESC, abs(shift)) = 1
 ),
 keyed AS (
-    SELECT o.*, coalesce(o.seq, o.pg_ordinal - coalesce(s.shift, 0)) AS match_key
+    SELECT o.*, CASE WHEN o.seq IS NOT NULL THEN 'seq ' || o.seq
+                     ELSE 'order ' || (o.pg_ordinal - coalesce(s.shift, 0)) END AS match_key
     FROM ordered o
     LEFT JOIN shifts s USING (run_id, pg, rank)
 ),

@@ -2,7 +2,8 @@
 -- of a run as collective_instance_ranks matches them (process group and sequence number,
 -- else aligned order). A collective cannot finish before every rank has joined it; the
 -- rank whose kernel started last kept the others waiting. One row per rank and matched
--- collective that starts inside a step on that rank.
+-- collective launched inside a step on that rank (by kernel start when the launch is
+-- not in the trace).
 --
 -- depends: collective_instance_ranks, collectives, steps
 --
@@ -17,6 +18,7 @@
 CREATE OR REPLACE VIEW collective_waits AS
 WITH matched AS (
     SELECT w.run_id, w.instance, w.rank, w.trace_id, w.pid, w.arrival_ns, w.is_last, c.kernel_name, c.start_ns,
+           coalesce(c.launch_start_ns, c.start_ns) AS launched_ns,
            max(w.arrival_ns) OVER (PARTITION BY w.run_id, w.instance) AS last_arrival_ns
     FROM collective_instance_ranks w
     JOIN collectives c ON c.trace_id = w.trace_id AND c.pid = w.pid AND c.call_index = w.call_index
@@ -26,4 +28,4 @@ SELECT m.run_id, m.rank, s.step,
        row_number() OVER (PARTITION BY m.trace_id, m.pid, s.step ORDER BY m.start_ns) - 1 AS ordinal,
        m.kernel_name AS name, m.arrival_ns, m.is_last, m.last_arrival_ns - m.arrival_ns AS wait_ns
 FROM matched m
-JOIN steps s ON s.trace_id = m.trace_id AND s.pid = m.pid AND m.start_ns >= s.start_ns AND m.start_ns < s.end_ns;
+JOIN steps s ON s.trace_id = m.trace_id AND s.pid = m.pid AND m.launched_ns >= s.start_ns AND m.launched_ns < s.end_ns;

@@ -17,7 +17,8 @@
 -- @column hidden_ns         Part of it during which compute kernels ran too (ns).
 -- @column exposed_ns        communication_ns - hidden_ns: communication nothing hid (ns).
 -- @column exposed_pct       exposed_ns / wall_ns x 100.
--- @column collectives       Collectives of the rank starting in the step.
+-- @column collectives       Collectives the rank launched in the step (by kernel start when the
+--                           launch is not in the trace).
 -- @column wait_ns           Their time waiting for other ranks (ns; NULL without other ranks in the lake).
 -- @column transfer_ns       Their transfer time (ns; NULL without other ranks in the lake).
 CREATE OR REPLACE VIEW step_communication AS
@@ -41,7 +42,8 @@ calls AS (
            sum(w.transfer_ns) FILTER (WHERE w.matched_by <> 'single') AS transfer_ns
     FROM steps s
     JOIN collectives c ON c.trace_id = s.trace_id AND c.pid = s.pid
-                      AND c.start_ns >= s.start_ns AND c.start_ns < s.end_ns
+                      AND coalesce(c.launch_start_ns, c.start_ns) >= s.start_ns
+                      AND coalesce(c.launch_start_ns, c.start_ns) < s.end_ns
     LEFT JOIN collective_instance_ranks w ON w.trace_id = c.trace_id AND w.pid = c.pid
                                          AND w.call_index = c.call_index
     GROUP BY ALL
