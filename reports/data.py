@@ -176,24 +176,40 @@ def step_breakdown(con, trace_id: str, limit: int = 40) -> pl.DataFrame:
 
 
 def rank_rows(con, trace_id: str) -> list[dict]:
-    """The ranks of this trace's run (rank_runs) side by side; empty for single-rank traces."""
+    """The ranks of this trace's run (rank_runs) side by side, with their waits at the collectives
+    matched across them (collective_rank_waits); empty for single-rank traces."""
     if frame(con, "SELECT 1 FROM rank_runs WHERE trace_id = ? LIMIT 1", [trace_id]).is_empty():
         return []  # not a rank of a distributed run: skip the run-wide views
     return frame(con, """
         WITH mine AS (SELECT DISTINCT run_id FROM rank_runs WHERE trace_id = ?),
         members AS (SELECT r.trace_id, r.pid, r.rank FROM rank_runs r JOIN mine USING (run_id)),
-        waits AS (SELECT w.rank, sum(w.wait_ns) AS collective_wait_ns, count(*) FILTER (WHERE w.is_last) AS arrived_last
-                  FROM collective_waits w JOIN mine USING (run_id) GROUP BY w.rank)
-        SELECT m.rank, m.trace_id, t.file_name, m.pid, b.span_ns, b.compute_pct, b.non_compute_pct, b.idle_pct,
+        waits AS (SELECT w.rank, w.collectives, w.wait_ns, w.wait_pct, w.times_last, w.others_wait_ns
+                  FROM collective_rank_waits w JOIN mine USING (run_id))
+        SELECT m.rank, m.trace_id, t.file_name,
+               -- the run's name: its folder when its ranks are files of their own, else the file
+               CASE WHEN count(DISTINCT m.trace_id) OVER () > 1 THEN regexp_extract(t.path, '([^/]+)/[^/]*$', 1)
+                    ELSE t.file_name END AS run_label,
+               m.pid, b.span_ns, b.compute_pct, b.non_compute_pct, b.idle_pct,
                o.communication_ns, o.communication_overlap_pct,
                (SELECT median(wall_ns) FROM steps s WHERE s.trace_id = m.trace_id AND s.pid = m.pid) AS median_step_ns,
-               w.collective_wait_ns, coalesce(w.arrived_last, 0) AS arrived_last
+               w.collectives, w.wait_ns AS collective_wait_ns, w.wait_pct, coalesce(w.times_last, 0) AS arrived_last,
+               w.others_wait_ns
         FROM members m
         JOIN traces t USING (trace_id)
         LEFT JOIN temporal_breakdown b USING (trace_id, pid)
         LEFT JOIN overlap o USING (trace_id, pid)
         LEFT JOIN waits w ON w.rank = m.rank
         ORDER BY m.rank""", [trace_id]).to_dicts()
+
+
+def collective_bandwidth_rows(con, trace_id: str) -> pl.DataFrame:
+    """collective_bandwidth of this trace's run (or of the trace alone), by operation and size."""
+    return frame(con, """
+        SELECT b.operation, b.bytes, b.dtype, b.group_size, b.count, b.median_transfer_ns, b.algbw_gb_per_s,
+               b.busbw_gb_per_s, b.p50_wait_ns, b.p90_wait_ns, b.is_bound
+        FROM collective_bandwidth b
+        WHERE b.run_id IN (SELECT run_id FROM collectives WHERE trace_id = ?)
+        ORDER BY b.operation, b.bytes, b.dtype""", [trace_id])
 
 
 def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
@@ -222,12 +238,12 @@ def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
 
 
 INDEX_COLUMNS = ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated", "idle_pct", "compute_pct",
-                 "top_kernel", "findings")
+                 "top_kernel", "findings", "run_ranks")
 
 
 def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
-    """A row per trace (all, or these) for the index page."""
-    return frame(con, """
+    """A row per trace (all, or these) for the index page; run_ranks: see run_ranks_of."""
+    rows = frame(con, """
         SELECT t.trace_id, t.file_name, t.source, t.rank, t.duration_ns, t.is_truncated,
                b.idle_pct, b.compute_pct,
                (SELECT name FROM kernel_summary k WHERE k.trace_id = t.trace_id ORDER BY total_ns DESC LIMIT 1)
@@ -238,3 +254,12 @@ def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
                    FROM temporal_breakdown GROUP BY trace_id) b USING (trace_id)
         WHERE ? IS NULL OR list_contains(?, t.trace_id)
         ORDER BY t.file_name""", [trace_ids, trace_ids]).to_dicts()
+    for row in rows:
+        row["run_ranks"] = run_ranks_of(row["trace_id"], rank_rows(con, row["trace_id"]))
+    return rows
+
+
+def run_ranks_of(trace_id: str, ranks: list[dict]) -> list[dict]:
+    """The ranks of a distributed run, kept with the run's first rank only (the index shows each
+    run once, its ranks side by side); empty for the other ranks and single-rank traces."""
+    return ranks if len(ranks) > 1 and ranks[0]["trace_id"] == trace_id else []

@@ -11,6 +11,7 @@ import base64
 from dataclasses import dataclass
 
 import jinja2
+import polars as pl
 
 from . import charts, data, theme
 
@@ -51,8 +52,6 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "communication, copies or memsets; idle: nothing.", charts.time_breakdown(breakdown)))
     kernels = data.kernel_table(con, trace_id)
     if kernels:
-        import polars as pl
-
         top = pl.DataFrame(kernels[:12]).select("name", (pl.col("total_ns") / 1e6).alias("total_ms"))
         chart_specs.append(("Top kernels", None, charts.top_kernels(top)))
     copies = data.memcpy_chart(con, trace_id)
@@ -70,6 +69,14 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         chart_specs.append(("Step time", "Each step of the first process split into time with compute kernels "
                             "running, GPU busy without compute (communication, copies) and GPU idle.",
                             charts.step_breakdown(step_parts)))
+    bandwidth = data.collective_bandwidth_rows(con, trace_id)
+    sized = bandwidth.filter(pl.col("bytes").is_not_null() & pl.col("busbw_gb_per_s").is_not_null())
+    if sized.height:
+        chart_specs.append(("Collective bandwidth by message size", "Bus bandwidth (nccl-tests' busbw: algbw x "
+                            "the operation's factor) at the median transfer time of each operation, size and type"
+                            + ("; this trace is the only rank in the lake, so waiting counts as transfer and the "
+                               "bandwidths are lower bounds" if sized["is_bound"].any() else "") + ".",
+                            charts.collective_bandwidth(sized)))
     tree = data.icicle(con, trace_id)
     if tree.height:
         chart_specs.append(("Which code launched the GPU time", "Calling context, top down: each bar's width is "
@@ -79,13 +86,15 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
     k = data.headline(con, trace_id, temporal, kernels, findings)
     known = h | {"idle_pct": k["idle_pct"], "compute_pct": k["compute_pct"], "findings": k["findings"],
                  "top_kernel": kernels[0]["name"] if kernels else None}
+    ranks = data.rank_rows(con, trace_id)
+    known["run_ranks"] = data.run_ranks_of(trace_id, ranks)
     index_row = {c: known[c] for c in data.INDEX_COLUMNS}
     html = _ENV.get_template("trace.html.j2").render(
         title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels,
         memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
-        ranks=data.rank_rows(con, trace_id), links=links or {}, version=version)
+        ranks=ranks, collectives=bandwidth.to_dicts(), links=links or {}, version=version)
     return TracePage(html, index_row)
 
 

@@ -20,7 +20,7 @@ BUS_FACTOR_4 = {"all_reduce": 1.5, "all_gather": 0.75, "reduce_scatter": 0.75, "
 
 
 @pytest.fixture(scope="module")
-def con(tmp_path_factory):
+def _db(tmp_path_factory):
     from tracelake.analysis.cli import main
     from tracelake.analysis.database import connect
 
@@ -33,11 +33,18 @@ def con(tmp_path_factory):
     db.close()
 
 
+@pytest.fixture
+def con(_db):
+    cursor = _db.cursor()  # one per test: a result one test leaves unfetched cannot block the next
+    yield cursor
+    cursor.close()
+
+
 @pytest.fixture(scope="module")
-def calls(con):
+def calls(_db):
     """(truth per rank, instance row) for each issued call, in issue order (barriers aside)."""
     truth = [json.loads((COLLECTIVES / f"events_rank{r}.json").read_text())["calls"] for r in range(4)]
-    rows = con.execute("""
+    rows = _db.cursor().execute("""
         SELECT operation, bytes, dtype, transfer_ns, busbw_gb_per_s, last_rank, max_wait_ns, wait_ns_by_rank,
                matched_by, ranks_matched
         FROM collective_instances WHERE run_id LIKE '%collectives-4rank%' AND operation <> 'barrier'
@@ -150,3 +157,20 @@ def test_pytorch_and_nsight_ddp_recordings_agree(corpus_con):
     torch_median = statistics.median(r[3] for r in torch_rows)
     nsys_median = statistics.median(r[3] for r in nsys_rows)
     assert nsys_median == pytest.approx(torch_median, rel=0.25)  # two runs of one workload on one machine type
+
+
+def test_report_shows_bandwidth_waits_and_the_runs_ranks(con):
+    from tracelake.reports import data
+    from tracelake.reports.render import index_report, trace_page
+
+    rank0 = con.execute("SELECT trace_id FROM traces WHERE path LIKE '%collectives-4rank%' AND rank = 0").fetchall()[0][0]
+    page = trace_page(con, rank0, {}, version="test")
+    assert "<h2>Collectives</h2>" in page.html and 'alt="Collective bandwidth by message size"' in page.html
+    assert "<h2>Ranks of this run</h2>" in page.html and "kept others waiting" in page.html
+    assert [r["rank"] for r in page.index_row["run_ranks"]] == [0, 1, 2, 3]
+    assert max(page.index_row["run_ranks"], key=lambda r: r["others_wait_ns"])["rank"] == 3
+    rows = data.index_rows(con)
+    assert sum(bool(r["run_ranks"]) for r in rows) == 2  # each run once, on its first rank
+    html = index_report(con, {}, [], rows, version="test")
+    assert "<h2>Distributed runs</h2>" in html
+    assert "torch-2.11_collectives-4rank_h200x4" in html and "torch-2.11_ddp-4rank_h200x4" in html
