@@ -174,3 +174,21 @@ def test_report_shows_bandwidth_waits_and_the_runs_ranks(con):
     html = index_report(con, {}, [], rows, version="test")
     assert "<h2>Distributed runs</h2>" in html
     assert "torch-2.11_collectives-4rank_h200x4" in html and "torch-2.11_ddp-4rank_h200x4" in html
+
+
+def test_low_bandwidth_finding_flags_the_calls_the_events_show_slow(con, calls):
+    """Per operation, size and type (3 calls each): the calls whose CUDA-event bus bandwidth is under half
+    of the group's median are the ones the low_collective_bandwidth rule counts."""
+    groups: dict[tuple, list[float]] = {}
+    for per_rank, (operation, nbytes, dtype, *_) in calls:
+        groups.setdefault((operation, nbytes, dtype), []).append(nbytes / _last_arriving(per_rank))
+    expected = {key: sum(bw < 0.5 * statistics.median(bws) for bw in bws) for key, bws in groups.items()}
+    expected = {key: n for key, n in expected.items() if n}
+    found = con.execute("""
+        SELECT evidence FROM findings WHERE rule = 'low_collective_bandwidth'
+          AND trace_id IN (SELECT trace_id FROM collectives WHERE run_id LIKE '%collectives-4rank%')""").fetchall()
+    got = {}
+    for (evidence,) in found:
+        n, operation, _, size, unit, dtype = evidence.split(" ")[:6]
+        got[(operation, int(float(size) * (1 << 20 if unit == "MiB" else 1 << 30)), dtype)] = int(n)
+    assert got == expected and len(got) >= 15
