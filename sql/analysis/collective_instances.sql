@@ -8,7 +8,9 @@
 -- complete before its last rank arrives, so the shortest duration among the ranks (the
 -- last to arrive waited least) is its transfer time and each rank's duration beyond that
 -- is its wait. Collectives not found on all ranks of the group (at the edges of the
--- profiling windows) are left out. A trace that is the only rank of its run in the lake
+-- profiling windows) are left out; when the lake holds only some ranks of a larger group,
+-- a collective found on all of those is kept (its numbers are bounds, see
+-- collective_instances.is_bound). A trace that is the only rank of its run in the lake
 -- (or records no rank) has each call as a collective of its own (matched_by 'single'),
 -- whose duration includes waiting for ranks the lake does not have. One row per
 -- collective and rank.
@@ -71,7 +73,9 @@ keyed AS (
 ),
 matched AS (
     SELECT *, count(*) OVER w AS ranks_present,
-           coalesce(max(group_size) OVER w, ranks_in_run) AS expected_ranks,
+           coalesce(max(group_size) OVER w, ranks_in_run) AS group_size_,
+           -- all ranks of the group, or all the lake has when it holds only some of a larger group
+           least(coalesce(max(group_size) OVER w, ranks_in_run), ranks_in_run) AS expected_ranks,
            count(seq) OVER w AS with_seq,
            min(duration_ns) OVER w AS transfer_ns,
            max(arrival_ns) OVER w AS last_arrival_ns,
@@ -84,7 +88,7 @@ multi AS (
            dense_rank() OVER (PARTITION BY run_id ORDER BY first_arrival_ns, pg, match_key) - 1 AS instance,
            CASE WHEN with_seq = ranks_present THEN 'seq' ELSE 'order' END AS matched_by,
            rank, trace_id, pid, call_index, operation, process_group_name, seq, dtype, bytes,
-           expected_ranks AS group_size, arrival_ns, duration_ns, transfer_ns,
+           group_size_ AS group_size, arrival_ns, duration_ns, transfer_ns,
            arrival_ns = last_arrival_ns AS is_last
     FROM matched
     WHERE ranks_present = expected_ranks
@@ -107,7 +111,8 @@ FROM (SELECT * FROM multi UNION ALL BY NAME SELECT * FROM single);
 -- decimal GB/s), and how the ranks' arrivals were spread. A trace that is the only rank
 -- of its run (or records no rank) gets one row per call of its own, with bounds: its
 -- duration includes waiting for ranks that are not in the lake, so transfer_ns is an
--- upper bound and the bandwidths are lower bounds (is_bound = true).
+-- upper bound and the bandwidths are lower bounds (is_bound = true); so are they when the
+-- lake holds only some of the group's ranks.
 --
 -- @column run_id              Distributed run (rank_runs.run_id; the trace id for a trace of no run).
 -- @column instance            Collective within the run (0 = first to start).
@@ -129,7 +134,7 @@ FROM (SELECT * FROM multi UNION ALL BY NAME SELECT * FROM single);
 -- @column wait_ns_by_rank     Each rank's wait_ns, in the order of ranks (ns).
 -- @column algbw_gb_per_s      bytes / transfer_ns (decimal GB/s).
 -- @column busbw_gb_per_s      algbw_gb_per_s x nccl_bus_factor(operation, group_size) (decimal GB/s).
--- @column is_bound            True when only one rank is in the lake (bounds, see above).
+-- @column is_bound            True when not all ranks of the group are in the lake (bounds, see above).
 CREATE OR REPLACE VIEW collective_instances AS
 WITH grouped AS (
     SELECT run_id, instance, any_value(process_group_name) AS process_group_name, any_value(seq) AS seq,
@@ -147,7 +152,7 @@ SELECT run_id, instance, process_group_name, seq, matched_by, operation, dtype, 
        CAST(total_wait_ns AS BIGINT) AS total_wait_ns, ranks, wait_ns_by_rank,
        bytes / nullif(transfer_ns, 0) AS algbw_gb_per_s,
        bytes / nullif(transfer_ns, 0) * nccl_bus_factor(operation, group_size) AS busbw_gb_per_s,
-       matched_by = 'single' AS is_bound
+       matched_by = 'single' OR ranks_matched < group_size AS is_bound
 FROM grouped;
 
 -- collective_bandwidth: what each kind of collective achieves in a run: per operation,
@@ -166,7 +171,7 @@ FROM grouped;
 -- @column p50_wait_ns         Median wait of a rank (ns).
 -- @column p90_wait_ns         90th percentile of the ranks' waits (ns).
 -- @column total_wait_ns       Sum of all waits (ns).
--- @column is_bound            True for lone-rank traces (bandwidths are lower bounds).
+-- @column is_bound            True when not all ranks of the group are in the lake (bandwidths are lower bounds).
 CREATE OR REPLACE VIEW collective_bandwidth AS
 WITH instances AS MATERIALIZED (
     SELECT * FROM collective_instances

@@ -66,3 +66,14 @@ def test_a_lone_rank_gets_bounds(con):
                      "ORDER BY instance") == [
         ("single", None, 1, None, True), ("single", MIB, 10_000, pytest.approx(MIB / 10_000), True)]
     assert rows(con, "SELECT count(*) FROM collective_rank_waits") == [(0,)]
+
+
+def test_some_ranks_of_a_larger_group_give_bounds(con):
+    # two rank files of a group of 8: matched across the two, bus factor of 8 ranks, marked as bounds
+    _rank(con, "r0", 0, [(0, 1, 1), (10_000, 20_000, 1)])
+    _rank(con, "r1", 1, [(0, 1, 1), (12_000, 20_000, 1)])
+    con.execute("""UPDATE cpu_ops SET args_json = json_merge_patch(args_json, '{"Group size": 8}')""")
+    load_sql(con, "analysis/collective_instances.sql")
+    assert rows(con, "SELECT ranks_matched, group_size, transfer_ns, last_rank, busbw_gb_per_s, is_bound "
+                     "FROM collective_instances WHERE bytes IS NOT NULL") == [
+        (2, 8, 8_000, 1, pytest.approx(MIB / 8_000 * 2 * 7 / 8), True)]
