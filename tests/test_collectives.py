@@ -192,3 +192,20 @@ def test_low_bandwidth_finding_flags_the_calls_the_events_show_slow(con, calls):
         n, operation, _, size, unit, dtype = evidence.split(" ")[:6]
         got[(operation, int(float(size) * (1 << 20 if unit == "MiB" else 1 << 30)), dtype)] = int(n)
     assert got == expected and len(got) >= 15
+
+
+@pytest.mark.corpus
+def test_rccl_generic_kernels_are_named_by_their_operator(corpus_con):
+    """ROCm 6.4 (RCCL 2.22): every collective kernel is ncclDevKernel_Generic; the record_param_comms
+    around its launch says what it was. Rank 0 of 8 alone in the lake: bounds, group size from the args."""
+    rows = corpus_con.execute("""
+        SELECT c.operation, c.dtype, c.group_size, c.bytes, c.in_nelems, c.launch_op IS NOT NULL, i.is_bound
+        FROM collectives c JOIN collective_instance_ranks r USING (trace_id, pid, call_index)
+        JOIN collective_instances i ON i.run_id = r.run_id AND i.instance = r.instance
+        JOIN traces t ON t.trace_id = c.trace_id
+        WHERE t.file_name = 'tracelens_mi300x_resnet_actckpt_train_rank0.json.gz'""").fetchall()
+    launched = [r for r in rows if r[5]]
+    assert len(rows) == 17 and len(launched) == 12  # 5 kernels were launched before the window
+    assert {r[0] for r in launched} == {"all_reduce", "broadcast"} and {r[0] for r in rows if not r[5]} == {None}
+    assert all(r[2] == 8 and r[6] for r in launched)
+    assert all(r[3] == r[4] * {"bfloat16": 2, "int64": 8}[r[1]] for r in launched)
