@@ -22,9 +22,9 @@ def test_reports_for_the_sample_lake(sample_con, tmp_path):
         assert page.stat().st_size < 2_000_000
     resnet = next(p for p in pages if "resnet50" in p.name).read_text()
     charts = ("GPU utilization over time", "Where the GPU time goes", "Top kernels", "Memory copies and memsets",
-              "Idle gaps by length", "Step time", "Which code launched the GPU time")
+              "Idle gaps by length", "Step time", "Critical path per step", "Which code launched the GPU time")
     for section in ("Findings", *charts, "Kernels", "Memory copies", "Why the GPU waits", "Largest idle gaps",
-                    "Steps"):
+                    "Steps", "Critical path"):
         assert f"<h2>{section}</h2>" in resnet, section
     assert resnet.count('src="data:image/svg+xml;base64,') == len(charts)
     assert "Pageable -&gt; Device" in resnet or "pageable -&gt; device" in resnet  # copies by memory kind
