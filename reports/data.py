@@ -288,8 +288,12 @@ def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
                    FROM temporal_breakdown GROUP BY trace_id) b USING (trace_id)
         WHERE ? IS NULL OR list_contains(?, t.trace_id)
         ORDER BY t.file_name""", [trace_ids, trace_ids]).to_dicts()
+    # the first rank of each distributed run (rank_runs evaluated once, not once per trace)
+    firsts = set(frame(con, """SELECT arg_min(trace_id, rank) AS trace_id FROM rank_runs
+                               GROUP BY run_id HAVING count(DISTINCT rank) > 1""")["trace_id"].to_list())
     for row in rows:
-        row["run_ranks"] = run_ranks_of(row["trace_id"], rank_rows(con, row["trace_id"]))
+        row["run_ranks"] = run_ranks_of(row["trace_id"], rank_rows(con, row["trace_id"])) \
+            if row["trace_id"] in firsts else []
     return rows
 
 
