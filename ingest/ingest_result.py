@@ -10,11 +10,12 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .printable import path_text
 from .schema import EVENT_TABLES, TABLES
 
 # Tables whose intervals make up a trace's span.
-_SPAN_TABLES = ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "annotations", "python_frames",
-                "os_runtime_calls")
+_SPAN_TABLES = ("kernels", "memcpy", "memset", "graph_executions", "api_calls", "cpu_ops", "annotations",
+                "python_frames", "os_runtime_calls")
 
 
 def trace_span(tables: dict[str, pa.Table]) -> tuple[int | None, int | None]:
@@ -45,8 +46,8 @@ def traces_row(*, source, path, file_bytes, content_sha256, tool, tool_version, 
                world_size=None, distributed_backend=None, hostname=None) -> pa.Table:
     row = {
         "source": source,
-        "path": str(path),
-        "file_name": os.path.basename(str(path)),
+        "path": path_text(path),
+        "file_name": os.path.basename(path_text(path)),
         "file_bytes": file_bytes,
         "content_sha256": content_sha256,
         "tool": tool,

@@ -30,9 +30,10 @@ from typing import Any
 
 import msgspec
 
-from .errors import TraceError
+from .errors import ErrorKind, TraceError
 from .identity import content_sha256
 from .kineto_text import GZIP_ERRORS, read_file, text_pieces, whole_text
+from .reading import LimitExceeded
 
 
 class Event(msgspec.Struct, gc=False):
@@ -129,7 +130,7 @@ def decode(path: str, chunked: bool = True) -> DecodedTrace:
     if chunked:
         metadata: dict[str, Any] = {}
         warnings: list[str] = []
-        chunks = _chunks(path, text_pieces(raw, CHUNK_BYTES), metadata, warnings)
+        chunks = _chunks(path, text_pieces(path, raw, CHUNK_BYTES), metadata, warnings)
         return DecodedTrace(chunks, metadata, sha, warnings)
     data, warnings, truncated = whole_text(path, raw)
     del raw
@@ -138,7 +139,7 @@ def decode(path: str, chunked: bool = True) -> DecodedTrace:
         raise TraceError(path, "file holds only whitespace")
     first = m.group()
     if first not in (b"{", b"["):
-        raise TraceError(path, "not a JSON trace (does not start with '{' or '[')")
+        raise TraceError(path, "not a JSON trace (does not start with '{' or '[')", ErrorKind.NOT_A_TRACE)
     try:
         events, metadata = _decode_document(path, data, first, warnings)
     except UnicodeDecodeError:
@@ -163,6 +164,8 @@ def _chunks(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
             warnings: list[str]) -> Iterator[list[Event]]:
     try:
         yield from _decode_pieces(path, pieces, metadata, warnings)
+    except LimitExceeded:
+        raise  # decoding the file whole would inflate it just as far
     except (msgspec.DecodeError, TraceError, UnicodeDecodeError, _NotChunkable, *GZIP_ERRORS):
         raise ChunkFailed from None
 
@@ -243,7 +246,8 @@ def _decode_document(path: str, data: bytes, first: bytes, warnings: list[str]) 
             top = _top_decoder.decode(data)
             raw_events = top.pop("traceEvents", None)
             if raw_events is None:
-                raise TraceError(path, "JSON object without a 'traceEvents' array: not a Chrome trace")
+                raise TraceError(path, "JSON object without a 'traceEvents' array: not a Chrome trace",
+                                 ErrorKind.NOT_A_TRACE)
             events, skipped = _decode_events(path, raw_events)
             metadata = _decode_values(top)
     except msgspec.DecodeError as e:

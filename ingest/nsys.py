@@ -16,9 +16,10 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
-from .errors import TraceError
+from .errors import ErrorKind, TraceError
 from .identity import file_sha256, make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
+from .integrity import drop_reversed_intervals, unique_lookups
 from .names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
 from .nesting import parent_and_depth
 from .nsys_reader import Export, open_export
@@ -173,6 +174,17 @@ class _Mapper:
         )
         return self._with_launcher(out)
 
+    def graph_executions(self) -> pl.DataFrame | None:
+        f = self.x.read("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", _GPU_COMMON + ["graphId", "graphExecId"])
+        if f is None:
+            return None
+        out = f.select(
+            *_gpu_place(),
+            pl.col("graphId").cast(pl.Int64).alias("graph_id"),
+            pl.col("graphExecId").cast(pl.Int64).alias("graph_exec_id"),
+        )
+        return self._with_launcher(out)
+
     def synchronizations(self) -> pl.DataFrame | None:
         f = self.x.read("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _GPU_COMMON + ["syncType", "deprecatedSyncType",
                                                                                "eventId"])
@@ -235,7 +247,7 @@ class _Mapper:
         table = "TARGET_INFO_GPU" if self.x.has("TARGET_INFO_GPU") else "TARGET_INFO_CUDA_GPU"
         if not self.x.has(table):
             return None
-        cols = self.x.columns[table]
+        cols = self.x.columns(table)
         f = self.x.read(table, cols)
         id_col = "id" if "id" in cols else "deviceId"
         props = [orjson.dumps(row, default=str).decode() for row in f.iter_rows(named=True)]
@@ -265,7 +277,8 @@ class _Mapper:
             pl.col("address").cast(pl.Int64), (pl.col("bytes").cast(pl.Int64) * sign).alias("bytes"),
             _label("memKind", MEM_KIND_BY_ID, "mem_kind"),
             pl.col("correlationId").cast(pl.Int64).alias("correlation_id"),
-        )
+        ).sort("ts_ns", maintain_order=True, nulls_last=False).with_row_index("event_id").with_columns(
+            pl.col("event_id").cast(pl.Int64))
 
     def callchains(self) -> pl.DataFrame | None:
         parts = []
@@ -315,7 +328,8 @@ class _Mapper:
 def ingest_nsys(path: str) -> IngestResult:
     with open_export(path) as x:
         if not x.has("StringIds"):
-            raise TraceError(path, "SQLite database is not an Nsight Systems export (no StringIds table)")
+            raise TraceError(path, "SQLite database is not an Nsight Systems export (no StringIds table)",
+                             ErrorKind.NOT_A_TRACE)
         m = _Mapper(x)
         warnings: list[str] = []
         x.strings()
@@ -327,22 +341,26 @@ def ingest_nsys(path: str) -> IngestResult:
                 "callchains", "os_runtime_calls", "annotations", "synchronizations", "processes", "threads", "devices",
                 "memory_events", "cpu_samples", "profiler_overhead")}
             tables: dict[str, pl.DataFrame | None] = {"api_calls": m.api_calls()}
-            launched = {name: pool.submit(getattr(m, name)) for name in ("kernels", "memcpy", "memset")}
+            launched = {name: pool.submit(getattr(m, name)) for name in ("kernels", "memcpy", "memset",
+                                                                                 "graph_executions")}
             tables.update({name: f.result() for name, f in {**independent, **launched}.items()})
         meta = x.key_values("META_DATA_EXPORT") or x.key_values("EXPORT_META_DATA")
         capture = x.key_values("META_DATA_CAPTURE")
         session = x.read("TARGET_INFO_SESSION_START_TIME", ["utcEpochNs"])
         env = x.read("TARGET_INFO_SYSTEM_ENV", ["name", "value"])
     if not any(tables.get(t) is not None for t in ("api_calls", "kernels", "annotations", "os_runtime_calls")) and not meta:
-        raise TraceError(path, "SQLite database is not an Nsight Systems export (no nsys tables)")
-    if all(tables.get(t) is None or tables[t].height == 0 for t in ("kernels", "memcpy", "memset")):
-        warnings.append("no GPU activity (kernels, memcpy, memset) in this export")
+        raise TraceError(path, "SQLite database is not an Nsight Systems export (no nsys tables)", ErrorKind.NOT_A_TRACE)
+    if all(tables.get(t) is None or tables[t].height == 0 for t in ("kernels", "memcpy", "memset", "graph_executions")):
+        warnings.append("no GPU activity (kernels, memcpy, memset, graph replays) in this export")
     clock_offset = session["utcEpochNs"][0] if session is not None and session.height else None
     hostname = None
     if env is not None:
         hosts = env.filter(pl.col("name").cast(pl.String).str.to_lowercase() == "hostname")["value"]
         hostname = str(hosts[0]) if len(hosts) else meta.get("EXPORT_HOST")
     out: dict[str, pa.Table] = {k: f.to_arrow() for k, f in tables.items() if f is not None}
+    warnings += x.warnings
+    drop_reversed_intervals(out, warnings)
+    unique_lookups(out, warnings)
     start_ns, end_ns = trace_span(out)
     sha = sha_future.result()
     out["traces"] = traces_row(

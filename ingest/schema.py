@@ -201,6 +201,18 @@ _table(
 )
 
 _table(
+    "graph_executions",
+    "One row per CUDA graph replay recorded as a whole (nsys --cuda-graph-trace=graph, the default: CUPTI "
+    "GRAPH_TRACE). With node-level tracing (--cuda-graph-trace=node) and in PyTorch traces the replay's kernels "
+    "are rows of kernels/memcpy/memset instead, and this table is empty.",
+    *(Column(c.name, c.type, c.doc, NSYS) for c in _interval("graph replay on the GPU (first node start to last node end)")),
+    *(Column(c.name, c.type, c.doc, NSYS) for c in _GPU_PLACE[:5]),
+    _c("tid", I64, "Thread that launched it (from the correlated cudaGraphLaunch).", NSYS),
+    _c("graph_id", I64, "Id of the graph (CUDA_GRAPH_EVENTS 'Graph Creation'; the instantiated copy's id).", NSYS),
+    _c("graph_exec_id", I64, "Id of the executable graph (cudaGraphExec_t) that was launched.", NSYS),
+)
+
+_table(
     "api_calls",
     "One row per CUDA/HIP runtime or driver API call (and other traced GPU libraries in nsys).",
     *_interval("API call on the CPU"),
@@ -295,6 +307,7 @@ _table(
 _table(
     "memory_events",
     "Allocator events: Kineto [memory] instants; nsys CUDA_GPU_MEMORY_USAGE_EVENTS.",
+    _c("event_id", I64, "Row id in time order (the source's order breaks ties), unique within the trace."),
     _c("ts_ns", I64, "When it happened."),
     _c("pid", I64, "OS process id."),
     _c("tid", I64, "OS thread id.", TORCH),
@@ -374,8 +387,9 @@ _table(
     _c("depth", I32, "Distance from the root.", DERIVED),
     _c("label", STR, "Frame label: 'file.py(12): fn', 'aten::addmm', a native symbol, a range name, a kernel.",
        DERIVED),
-    _c("kind", STR, "'root', 'python', 'op', 'native', 'nvtx', 'unattributed', or the GPU operation's category "
-                    "('kernel', 'memcpy', 'memset') for leaves.", DERIVED),
+    _c("kind", STR, "'root', 'python', 'op', 'native', 'nvtx', 'graph' (the CUDA graph launch call that replayed "
+                    "the operations below it), 'unattributed', or the GPU operation's category ('kernel', 'memcpy', "
+                    "'memset', 'graph') for leaves.", DERIVED),
     _c("file", STR, "Source file of a Python frame.", DERIVED),
     _c("line", I32, "Line of a Python frame.", DERIVED),
     _c("function", STR, "Function of a Python frame, or the operator name.", DERIVED),
@@ -386,10 +400,57 @@ _table(
     "Every GPU operation with the calling-context leaf node it is attributed to, per tree.",
     _c("tree", STR, "'stack' or 'nvtx'.", DERIVED),
     _c("node_id", I64, "callctx_nodes.node_id of the leaf (the operation under its context).", DERIVED),
-    _c("category", STR, "'kernel', 'memcpy' or 'memset'.", DERIVED),
+    _c("category", STR, "'kernel', 'memcpy', 'memset', or 'graph' (a graph replay traced as a whole).", DERIVED),
     _c("start_ns", I64, "Start of the operation (ns).", DERIVED),
     _c("duration_ns", I64, "Its duration (ns).", DERIVED),
     _c("bytes", I64, "Bytes moved or set (memcpy/memset).", DERIVED),
+)
+
+_table(
+    "memory_context",
+    "Where each allocator event (memory_events) happened, built at ingest with the calling-context trees "
+    "(analysis/memory_context.py).",
+    _c("event_id", I64, "memory_events.event_id.", DERIVED),
+    _c("context_id", I64, "memory_call_contexts.context_id: where the event happened.", DERIVED),
+)
+
+_table(
+    "memory_blocks",
+    "Allocator blocks: each allocation paired with its free, the next event at the same address on the same "
+    "process and device (analysis/memory_context.py). Events without an address make none.",
+    _c("pid", I64, "Process.", DERIVED),
+    _c("device_type", STR, "'cuda' or 'cpu'.", DERIVED),
+    _c("device_id", I32, "Device index.", DERIVED),
+    _c("address", I64, "Block address.", DERIVED),
+    _c("mem_kind", STR, f"nsys memory kind: {_MEM_KIND_DOC}; NULL for PyTorch.", DERIVED),
+    _c("bytes", I64, "Block size, bytes.", DERIVED),
+    _c("status", STR, "'freed', 'never_freed' (not freed in the trace), 'free_missing' (allocated again at the "
+                      "address first) or 'alive_before_trace' (a free of a block allocated before the trace).",
+       DERIVED),
+    _c("alloc_event_id", I64, "memory_events.event_id of the allocation (NULL: alive before the trace).", DERIVED),
+    _c("free_event_id", I64, "memory_events.event_id of the free (NULL: not freed in the trace).", DERIVED),
+    _c("alloc_ns", I64, "When it was allocated.", DERIVED),
+    _c("free_ns", I64, "When it was freed.", DERIVED),
+    _c("alloc_context_id", I64, "memory_call_contexts.context_id of the allocation.", DERIVED),
+    _c("free_context_id", I64, "memory_call_contexts.context_id of the free.", DERIVED),
+)
+
+_table(
+    "memory_call_contexts",
+    "The distinct places allocator events happened (memory_context.context_id), built at ingest.",
+    _c("context_id", I64, "Id within the trace.", DERIVED),
+    _c("operator", STR, "Innermost operator enclosing the event: the PyTorch cpu_op on the same thread; for nsys "
+                        "the innermost at::_ops frame of the allocating call's backtrace, else its innermost NVTX "
+                        "range. NULL outside any.", DERIVED),
+    _c("operator_stack", pa.list_(STR), "Operators enclosing the event, outermost first (its last is operator).",
+       DERIVED),
+    _c("call_stack", STR, "Calling context, outermost first, ' > ' between frames: Python frames > operators "
+                          "(PyTorch; autograd-thread events get the main thread's Python frames in front), or the "
+                          "allocating call's folded native backtrace (nsys). NULL when none was recorded.", DERIVED),
+    _c("nvtx_path", STR, "NVTX ranges / user annotations enclosing the event (nsys: the allocating call), "
+                         "outermost first, ' > ' between them. NULL outside any.", DERIVED),
+    _c("category", STR, "Allocation site: 'optimizer', 'backward', 'forward' or 'other', from the frame, operator "
+                        "and range names of the context (analysis/memory_context.py says which).", DERIVED),
 )
 
 _table(
@@ -445,4 +506,5 @@ _table(
 
 EVENT_TABLES = [name for name in TABLES
                 if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops",
-                               "cp_steps", "cp_nodes", "cp_edges")]
+                                "memory_context", "memory_call_contexts", "memory_blocks", "cp_steps", "cp_nodes",
+                                "cp_edges")]

@@ -11,15 +11,17 @@ import base64
 from dataclasses import dataclass
 
 import jinja2
+import polars as pl
 
-from . import charts, data, theme
+from . import charts, data, memory, theme
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("tracelake.reports", "templates"),
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
     undefined=jinja2.StrictUndefined,
 )
-_ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gbps, mb=theme.mb, short=theme.short)
+_ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gbps, mb=theme.mb, gib=theme.gib,
+                    short=theme.short)
 
 
 def _svg_uri(chart) -> str:
@@ -41,7 +43,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                whatif: list[dict] | None = None) -> TracePage:
     """links: trace id -> relative link of its page, for the per-rank section. whatif: the critical
     path's what-if rows (analysis.critpath_whatif.report_rows), when the caller computed them."""
-    h = data.header(con, trace_id)
+    summary = data.summary(con, trace_id)
+    h = data.header(con, trace_id, summary)
     chart_specs = []
     util = data.utilization(con, trace_id)
     if util.height:
@@ -54,8 +57,6 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "communication, copies or memsets; idle: nothing.", charts.time_breakdown(breakdown)))
     kernels = data.kernel_table(con, trace_id)
     if kernels:
-        import polars as pl
-
         top = pl.DataFrame(kernels[:12]).select("name", (pl.col("total_ns") / 1e6).alias("total_ms"))
         chart_specs.append(("Top kernels", None, charts.top_kernels(top)))
     copies = data.memcpy_chart(con, trace_id)
@@ -64,9 +65,9 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "achieved bandwidth (bytes / time).", charts.memcpy_kinds(copies)))
     gaps = data.gap_distribution(con, trace_id)
     if gaps.height:
-        chart_specs.append(("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_late: the next "
-                            "operation was launched only after the GPU had gone idle; gpu_dependency: it was "
-                            "queued but waited on something else.",
+        chart_specs.append(("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_wait: the next "
+                            "operation was launched only after the GPU had gone idle; kernel_wait: it was "
+                            "queued, gap under 30 µs; other: it was queued but waited on something else.",
                             charts.gap_distribution(gaps, data.GAP_LABELS)))
     step_parts = data.step_breakdown(con, trace_id)
     if step_parts.height:
@@ -80,25 +81,36 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "(operators, launches, kernels, waits): what the step cannot be shorter than, by what "
                             "bounds it. `tracelake whatif` re-runs it with a class shortened.",
                             charts.critical_path(critical_bars)))
+    bandwidth = data.collective_bandwidth_rows(con, trace_id)
+    sized = bandwidth.filter(pl.col("bytes").is_not_null() & pl.col("busbw_gb_per_s").is_not_null())
+    if sized.height:
+        chart_specs.append(("Collective bandwidth by message size", "Bus bandwidth (nccl-tests' busbw: algbw x "
+                            "the operation's factor) at the median transfer time of each operation, size and type"
+                            + ("; not all ranks of the run are in the lake, so waiting counts as transfer and the "
+                               "bandwidths are lower bounds" if sized["is_bound"].any() else "") + ".",
+                            charts.collective_bandwidth(sized)))
     tree = data.icicle(con, trace_id)
     if tree.height:
         chart_specs.append(("Which code launched the GPU time", "Calling context, top down: each bar's width is "
                             "its share of all GPU time (Python frames > operators > kernels).", charts.icicle(tree)))
     findings = data.findings_table(con, trace_id)
+    memory_section = memory.section(con, trace_id)
+    if memory_section and memory_section["chart"] is not None:
+        memory_section["chart"] = _svg_uri(memory_section["chart"])
     rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
-    k = data.headline(con, trace_id, temporal, kernels, findings)
-    known = h | {"idle_pct": k["idle_pct"], "compute_pct": k["compute_pct"], "findings": k["findings"],
-                 "top_kernel": kernels[0]["name"] if kernels else None}
-    index_row = {c: known[c] for c in data.INDEX_COLUMNS}
+    k = data.headline(summary, kernels)
+    ranks = data.rank_rows(con, trace_id)
     html = _ENV.get_template("trace.html.j2").render(
         title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels,
         memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
-        steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
-        ranks=data.rank_rows(con, trace_id), links=links or {}, version=version,
+        steps=data.steps_table(con, trace_id), steady=data.steady_state(con, trace_id),
+        graphs=data.graph_replays_table(con, trace_id), phases=data.gpu_phases(con, trace_id),
+        api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
+        ranks=ranks, collectives=bandwidth.to_dicts(), links=links or {}, version=version,
         critical=critical.to_dicts(), critical_ops=data.critical_path_ops(con, trace_id) if critical.height else [],
-        whatif=whatif or [])
-    return TracePage(html, index_row)
+        whatif=whatif or [], memory=memory_section)
+    return TracePage(html, data.index_row(summary, data.run_ranks_of(trace_id, ranks)))
 
 
 def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict], *, version: str,

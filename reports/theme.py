@@ -36,11 +36,12 @@ CRITICAL_PATH_COLORS = {
     "gpu_compute": CATEGORY_COLORS["compute"],
 }
 
-# Why the GPU sat idle (gpu_gap_causes.cause).
+# Why the GPU sat idle: the vocabulary of sql/base/idle_cause.sql (idle_breakdown, gpu_gap_causes).
 CAUSE_COLORS = {
-    "host_late": "#d35454",
-    "gpu_dependency": "#8e44ad",
-    "unknown": "#9aa5b1",
+    "host_wait": "#d35454",
+    "kernel_wait": "#e0a030",
+    "other": "#8e44ad",
+    "in_graph": "#2e86c1",
 }
 
 
@@ -65,6 +66,10 @@ def gbps(bytes_per_s) -> str:
 
 def mb(value) -> str:
     return "–" if value is None else f"{float(value) / 1e6:,.1f} MB"
+
+
+def gib(value) -> str:
+    return "–" if value is None else f"{float(value) / 2**30:,.2f} GiB"
 
 
 def short(label: str | None, limit: int = 90) -> str:
