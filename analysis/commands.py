@@ -8,6 +8,7 @@ escaped); file-system errors about outputs and Ctrl-C are turned into one line b
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def relink(args) -> int:
     if not lake_layout.is_lake(Path(args.lake)):
         say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
         return EXIT_USAGE
-    say(str(build_database(args.lake)))
+    say(str(build_database(args.lake, jobs=os.cpu_count() or 1)))  # derives what a changed view lacks
     return EXIT_OK
 
 

@@ -64,7 +64,9 @@ def _check_lake(lake, trace_ids: list[str] | None = None) -> int:
     return checked
 
 
-def test_materialized_views_are_declared():
+def test_materialized_views_are_declared(sample_con):
+    for view in MATERIALIZED:  # a derived partition is a trace's rows: the view must say whose
+        assert "trace_id" in [c[0] for c in sample_con.execute(f"DESCRIBE {view}").fetchall()], view
     assert {"kernel_summary", "findings", "steps", "temporal_breakdown", "gpu_gaps", "callctx_topdown"} <= set(MATERIALIZED)
     with pytest.raises(ValueError, match="does not create"):
         catalog._materialized("-- materialize: per trace: nope\nCREATE VIEW yes AS SELECT 1;")
