@@ -7,11 +7,11 @@ import datetime as dt
 import json
 import sys
 
-from . import callctx, kineto_ingest, nsys_ingest, run, views
+from . import callctx, kineto_ingest, nsys_ingest, operators, run, views
 from .common import REPO, machine
 
 CASES = {"pytorch_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run, "callctx": callctx.run,
-         "views": views.run, "run": run.run}
+         "views": views.run, "run": run.run, "operators": operators.run}
 RESULTS = REPO / "bench" / "results"
 
 

@@ -48,7 +48,7 @@ gpu_time AS (
     -- do not nest, so the latest one that started before the launch is the only candidate
     SELECT m.trace_id, m.op_id, sum(l.duration_ns) AS device_ns, count(*) AS kernels,
            min(l.device_id) AS device_id,
-           bool_or(regexp_matches(l.name, 'tf32|s1688gemm|s16816gemm', 'i')) AS tf32_kernels
+           bool_or(m.precision = 'fp32' AND regexp_matches(l.name, 'tf32|s1688gemm|s16816gemm', 'i')) AS tf32_kernels
     FROM op_launches l
     ASOF JOIN m ON m.trace_id = l.trace_id AND m.pid = l.pid AND m.tid = l.tid AND m.start_ns <= l.launch_ns
     WHERE l.launch_ns <= m.end_ns
