@@ -1,7 +1,12 @@
-"""tracelake.analysis: the lake's DuckDB database, the SQL catalog and the command line."""
+"""tracelake.analysis: builds the lake's DuckDB database and runs the jobs (ingest, run, reports) and the CLI.
 
-from tracelake.ingest.arrow_memory import prefer_jemalloc
+The version is pyproject.toml's, read from the installed package's metadata (docs/packaging.md);
+ingest and reports get it passed as a value.
+"""
 
-prefer_jemalloc()
+from importlib.metadata import PackageNotFoundError, version
 
-__version__ = "0.1.0"
+try:
+    __version__ = version("tracelake")
+except PackageNotFoundError:  # a source tree that was never installed (pip install -e .)
+    __version__ = "0+unknown"

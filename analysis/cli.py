@@ -1,206 +1,16 @@
-"""The `tracelake` command line. Exit codes: 0 all good, 1 some inputs failed, 2 usage error."""
+"""The `tracelake` command line. Exit codes: 0 all good, 1 some inputs failed, 2 usage error.
+
+This module parses the arguments and sets the process-wide settings (process_settings.py) before
+anything heavy is imported; the commands themselves are in commands.py.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-import duckdb
-
-from . import __version__, callctx_export, run_job
-from .ingest_job import FileOutcome, ingest_paths
-from .lake import DB_FILE, build_database, connect
-from .output import write_result
-from .progress import Progress
-
-EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-def _cmd_ingest(args) -> int:
-    def report(o: FileOutcome):
-        if o.status == "ok":
-            if not args.quiet:
-                print(f"ok     {o.path} -> {o.trace_id} ({o.events:,} events, {o.seconds:.2f} s)")
-                for w in o.warnings:
-                    print(f"       warning: {w}")
-        else:
-            print(f"error  {o.error}", file=sys.stderr)
-
-    outcomes = ingest_paths(args.paths, args.lake, report)
-    if not outcomes:
-        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
-        return EXIT_SOME_FAILED
-    failed = sum(o.status != "ok" for o in outcomes)
-    if not args.quiet:
-        print(f"{len(outcomes) - failed} ingested, {failed} failed; lake: {Path(args.lake).resolve()} "
-              f"(query: duckdb {Path(args.lake).resolve() / DB_FILE})")
-    return EXIT_SOME_FAILED if failed else EXIT_OK
-
-
-def _open_lake(lake: str):
-    """The lake's database connection, or None after printing why there is none."""
-    try:
-        return connect(lake)
-    except FileNotFoundError as e:
-        print(f"error  {e}", file=sys.stderr)
-        return None
-
-
-def _cmd_sql(args) -> int:
-    con = _open_lake(args.lake)
-    if con is None:
-        return EXIT_USAGE
-    try:
-        rel = con.sql(args.query)
-        write_result(rel, args.format, sys.stdout)
-    except duckdb.Error as e:
-        print(f"error  {str(e).strip().splitlines()[0]}", file=sys.stderr)
-        return EXIT_USAGE
-    finally:
-        con.close()
-    return EXIT_OK
-
-
-def _cmd_relink(args) -> int:
-    if not (Path(args.lake) / "traces").is_dir():
-        print(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", file=sys.stderr)
-        return EXIT_USAGE
-    print(build_database(args.lake))
-    return EXIT_OK
-
-
-def _resolve_trace(con, wanted: str) -> str | None:
-    """The trace id equal to `wanted`, or the only one starting with it; None after saying why not."""
-    ids = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
-    matches = [t for t in ids if t == wanted] or [t for t in ids if t.startswith(wanted)]
-    if len(matches) == 1:
-        return matches[0]
-    print(f"error  --trace {wanted!r} matches {len(matches)} traces; trace ids: {', '.join(sorted(ids)[:20])}",
-          file=sys.stderr)
-    return None
-
-
-def _cmd_callctx(args) -> int:
-    con = _open_lake(args.lake)
-    if con is None:
-        return EXIT_USAGE
-    try:
-        trace_id = _resolve_trace(con, args.trace)
-        if trace_id is None:
-            return EXIT_USAGE
-        if args.format == "folded":
-            data = callctx_export.folded(con, trace_id, args.tree).encode()
-        else:
-            data = callctx_export.speedscope(con, trace_id, args.tree)
-    finally:
-        con.close()
-    if args.output:
-        Path(args.output).write_bytes(data)
-    else:
-        sys.stdout.buffer.write(data)
-    return EXIT_OK
-
-
-def _cmd_run(args) -> int:
-    progress = Progress(quiet=args.quiet or args.json, verbose=args.verbose)
-    if args.executor == "dask" and not args.scheduler:
-        print("error  --executor dask needs --scheduler ADDRESS (e.g. tcp://scheduler:8786)", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        summary = run_job.run(args.paths, args.out, jobs=args.jobs, prune=args.prune, on_outcome=progress.update,
-                              executor=args.executor, scheduler=args.scheduler)
-    except ImportError:
-        print("error  --executor dask needs the dask extra: pip install 'tracelake[dask]'", file=sys.stderr)
-        return EXIT_USAGE
-    progress.finish(summary)
-    if not args.no_reports and summary.files:
-        from tracelake.reports.write import write_reports  # Altair and vl-convert: only when needed
-
-        con = connect(Path(args.out) / "lake")
-        try:
-            fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
-            failures = [f for f in summary.files if f["status"] == "error"]
-            index = write_reports(con, Path(args.out) / "reports", failures=failures, render_ids=fresh,
-                                  jobs=args.jobs)
-        finally:
-            con.close()
-        if not args.quiet and not args.json:
-            print(f"reports: {index.resolve()}", file=sys.stderr)
-    if args.json:
-        sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
-                                     "files": summary.files}, indent=1) + "\n")
-    if not summary.files:
-        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
-        return EXIT_SOME_FAILED
-    return EXIT_SOME_FAILED if summary.failed else EXIT_OK
-
-
-def _cmd_report(args) -> int:
-    con = _open_lake(args.lake)
-    if con is None:
-        return EXIT_USAGE
-    # the reports pull in Altair and vl-convert: imported here, not at every command's start-up
-    from tracelake.analysis.lake import connect_scoped
-    from tracelake.reports.render import trace_report
-    from tracelake.reports.write import lake_path, trace_scopes, write_atomically, write_reports
-
-    try:
-        chosen = [_resolve_trace(con, wanted) for wanted in args.trace or []]
-        if None in chosen:
-            return EXIT_USAGE
-        out = Path(args.output)
-        if len(chosen) == 1:
-            scope = next(iter(trace_scopes(con, chosen)))
-            scoped = connect_scoped(lake_path(con), list(scope))
-            try:
-                page = trace_report(scoped, chosen[0])
-            finally:
-                scoped.close()
-            write_atomically(out, page)
-            if args.eml:
-                from tracelake.reports.email import build_message
-
-                Path(args.eml).write_bytes(build_message(page, f"tracelake report: {chosen[0]}").as_bytes())
-        else:
-            if args.eml:
-                print("error  --eml needs exactly one --trace (an index page links to other files)", file=sys.stderr)
-                return EXIT_USAGE
-            write_reports(con, out.with_name(out.stem + "_files"), chosen or None, index=out)
-    finally:
-        con.close()
-    print(out.resolve())
-    return EXIT_OK
-
-
-def _cmd_mail(args) -> int:
-    import email
-    import email.policy
-    import os
-    import smtplib
-
-    from tracelake.reports.email import send
-
-    host, _, port = args.smtp.rpartition(":")
-    if not host or not port.isdigit():
-        print(f"error  --smtp {args.smtp!r}: expected HOST:PORT", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        msg = email.message_from_bytes(Path(args.eml).read_bytes(), policy=email.policy.SMTP)
-    except OSError as e:
-        print(f"error  {args.eml}: {e.strerror or e}", file=sys.stderr)
-        return EXIT_USAGE
-    del msg["From"], msg["To"]
-    msg["From"], msg["To"] = args.sender, ", ".join(args.to)
-    try:
-        send(msg.as_bytes(), host, int(port), args.sender, args.to, args.starttls, args.user,
-             os.environ.get("TRACELAKE_SMTP_PASSWORD"))
-    except (OSError, smtplib.SMTPException) as e:
-        print(f"error  sending {args.eml} via {args.smtp}: {e}", file=sys.stderr)
-        return EXIT_SOME_FAILED
-    print(f"sent {args.eml} to {', '.join(args.to)}")
-    return EXIT_OK
+from . import __version__
+from .process_settings import prefer_jemalloc
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -215,7 +25,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories")
     s.add_argument("--lake", required=True, metavar="DIR", help="lake directory (created if missing)")
     s.add_argument("-q", "--quiet", action="store_true", help="print only errors")
-    s.set_defaults(func=_cmd_ingest)
 
     s = sub.add_parser("sql", help="run a SQL query on a lake",
                        description="Run one SQL query with every tracelake table and view available.",
@@ -223,12 +32,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lake", required=True, metavar="DIR")
     s.add_argument("--format", choices=["table", "csv", "json"], default="table")
     s.add_argument("query", metavar="QUERY")
-    s.set_defaults(func=_cmd_sql)
 
     s = sub.add_parser("relink", help="rebuild a lake's tracelake.duckdb (after moving the lake folder)",
                        epilog="Example: tracelake relink --lake /new/place/lake")
     s.add_argument("--lake", required=True, metavar="DIR")
-    s.set_defaults(func=_cmd_relink)
 
     s = sub.add_parser("callctx", help="export a trace's calling-context tree (folded stacks or speedscope JSON)",
                        description="GPU time by calling context (Python frames > operators > kernels, or the native "
@@ -240,7 +47,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--tree", choices=["stack", "nvtx"], default="stack",
                    help="stack: code that launched the work (default); nvtx: NVTX ranges / user annotations")
     s.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
-    s.set_defaults(func=_cmd_callctx)
 
     s = sub.add_parser("run", help="the batch job: trace directories -> lake and database (incremental, parallel)",
                        description="Ingest every trace under the given directories into OUT/lake, in parallel. "
@@ -260,7 +66,6 @@ def build_parser() -> argparse.ArgumentParser:
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     verbosity.add_argument("-v", "--verbose", action="store_true", help="one line per file, warnings too")
     verbosity.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout")
-    s.set_defaults(func=_cmd_run)
 
     s = sub.add_parser("report", help="write HTML reports (one trace, or an index of several with their pages)",
                        description="Self-contained static HTML: inline CSS and PNG charts, no JavaScript, no network.",
@@ -269,7 +74,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--trace", action="append", metavar="ID", help="trace id or unique prefix (repeatable)")
     s.add_argument("-o", "--output", required=True, metavar="OUT.html")
     s.add_argument("--eml", metavar="OUT.eml", help="also write the report as an e-mail (charts as attached PNGs)")
-    s.set_defaults(func=_cmd_report)
 
     s = sub.add_parser("mail", help="send a report .eml file by SMTP",
                        description="Send an .eml written by `tracelake report --eml`. The SMTP password, if any, "
@@ -282,13 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--to", required=True, action="append", metavar="ADDRESS", help="repeatable")
     s.add_argument("--starttls", action="store_true")
     s.add_argument("--user", metavar="NAME")
-    s.set_defaults(func=_cmd_mail)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    prefer_jemalloc()  # before the commands import pyarrow
+    from .commands import COMMANDS
+
+    return COMMANDS[args.command](args)
 
 
 if __name__ == "__main__":

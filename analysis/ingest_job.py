@@ -10,10 +10,11 @@ from pathlib import Path
 from tracelake.ingest.discover import discover
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import TraceError
+from tracelake.ingest.lake_layout import prepare_for_writing
 from tracelake.ingest.lake_writer import write_trace
 
-from . import callctx_build
-from .lake import build_database, prepare_for_writing
+from . import __version__, callctx_build
+from .database import build_database
 
 
 @dataclass
@@ -41,7 +42,7 @@ def ingest_one(path: str, lake: Path) -> FileOutcome:
     try:
         result = ingest_file(path)
         result.tables.update(_calling_context(result))
-        write_trace(lake, result.trace_id, result.tables)
+        write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     except TraceError as e:
         return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e))
     except OSError as e:

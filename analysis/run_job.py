@@ -5,7 +5,7 @@ atomically) run in a process pool. The run is incremental: the lake's own `trace
 which file (path and content hash) each trace came from, so an unchanged file is skipped, a
 changed one is re-ingested and its old trace removed, and --prune drops traces whose file is gone.
 Because the lake is the only state, a run killed at any point (even kill -9) leaves nothing that
-a re-run does not clean up (lake_writer.remove_incomplete) or redo.
+a re-run does not clean up (lake_layout.prepare_for_writing) or redo.
 """
 
 from __future__ import annotations
@@ -17,13 +17,12 @@ from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import pyarrow.parquet as pq
 from tracelake.ingest.discover import discover
 from tracelake.ingest.identity import file_sha256
-from tracelake.ingest.lake_writer import delete_trace
+from tracelake.ingest.lake_layout import delete_trace, lake_index, prepare_for_writing
 
+from .database import build_database
 from .ingest_job import FileOutcome, ingest_one
-from .lake import build_database, prepare_for_writing
 from .worker_pool import process_pool
 
 # Errors that mean "this file is not a trace at all": listed as skipped, not as failures.
@@ -42,16 +41,6 @@ class RunSummary:
 
     def count(self, status: str) -> int:
         return sum(f["status"] == status for f in self.files)
-
-
-def lake_index(lake: Path) -> dict[str, tuple[str, str]]:
-    """path -> (content_sha256, trace_id) of every complete trace in the lake."""
-    out = {}
-    for part in (lake / "traces").glob("trace_id=*/data.parquet"):
-        row = pq.read_table(part, columns=["path", "content_sha256"]).to_pylist()
-        if row:
-            out[os.path.abspath(row[0]["path"])] = (row[0]["content_sha256"], part.parent.name.removeprefix("trace_id="))
-    return out
 
 
 def _task(path: str, lake: str) -> FileOutcome:

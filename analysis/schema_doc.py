@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from tracelake.ingest.lake_layout import PARTITION_PATTERN
 from tracelake.ingest.schema import TABLES
 
-HEADER = """# The unified schema
+HEADER = f"""# The unified schema
 
 Generated from `ingest/schema.py` by `make docs`; do not edit by hand.
 
@@ -30,7 +31,7 @@ NULL there. Missing values are always NULL, never a fake default.
 
 ## Lake layout
 
-`<lake>/<table>/trace_id=<trace_id>/data.parquet` (hive partitioning; `trace_id` is the partition
+`<lake>/{PARTITION_PATTERN}` (hive partitioning; `trace_id` is the partition
 key and is not stored inside the files). See docs/lake.md.
 
 """

@@ -7,11 +7,11 @@ import datetime as dt
 import json
 import sys
 
-from . import callctx, kineto_ingest, nsys_ingest, operators, run, views
+from tracelake.analysis.process_settings import prefer_jemalloc
+
 from .common import REPO, machine
 
-CASES = {"pytorch_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run, "callctx": callctx.run,
-         "views": views.run, "run": run.run, "operators": operators.run}
+CASES = ["pytorch_ingest", "nsys_ingest", "callctx", "views", "run", "operators"]
 RESULTS = REPO / "bench" / "results"
 
 
@@ -29,10 +29,15 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
+    prefer_jemalloc()  # as the CLI does at start-up, before the cases import pyarrow
+    from . import callctx, kineto_ingest, nsys_ingest, operators, run, views
+
+    runners = {"pytorch_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run, "callctx": callctx.run,
+               "views": views.run, "run": run.run, "operators": operators.run}
     RESULTS.mkdir(exist_ok=True)
-    for name in argv or list(CASES):
+    for name in argv or CASES:
         print(f"running {name} ...", flush=True)
-        rows = CASES[name]()
+        rows = runners[name]()
         for label, value in rows:
             print(f"  {label}: {value}", flush=True)
         (RESULTS / f"{name}.json").write_text(json.dumps(

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import msgspec
 from isal import isal_zlib
+from tracelake.analysis import __version__
 from tracelake.ingest import kineto_args, kineto_text
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.lake_writer import write_trace
@@ -50,7 +51,7 @@ def floor(path: Path) -> None:
 
 def ours(path: Path, lake: Path) -> int:
     result = ingest_file(str(path))
-    write_trace(lake, result.trace_id, result.tables)
+    write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     return result.event_count
 
 

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import adbc_driver_sqlite.dbapi as adbc
+from tracelake.analysis import __version__
 from tracelake.ingest import nsys_reader
 from tracelake.ingest.lake_writer import write_trace
 from tracelake.ingest.nsys import ingest_nsys
@@ -29,7 +30,7 @@ EVENT_TABLES = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "CU
 
 def ours(path: Path, lake: Path) -> int:
     result = ingest_nsys(str(path))
-    write_trace(lake, result.trace_id, result.tables)
+    write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     return result.event_count
 
 

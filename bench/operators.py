@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from tracelake.analysis.lake import connect
+from tracelake.analysis.database import connect
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.lake_writer import write_trace
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from tracelake.analysis import run_job
-from tracelake.analysis.lake import connect
+from tracelake.analysis.database import connect
 
 from .common import HTA_PYTHON, REPO, SHARED
 
@@ -46,7 +46,7 @@ print(crashed)
 
 def _ours(out: Path, jobs: int | None) -> tuple[float, float]:
     """(ingest + views, reports) in seconds."""
-    from tracelake.reports.write import write_reports
+    from tracelake.analysis.report_job import write_reports
 
     t0 = time.perf_counter()
     run_job.run([str(SHARED / "traces")], out, jobs=jobs)

@@ -12,8 +12,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracelake.analysis.lake import build_database, connect
+from tracelake.analysis import __version__
+from tracelake.analysis.database import build_database, connect
 from tracelake.ingest.dispatch import ingest_file
+from tracelake.ingest.lake_layout import partition_dir
 from tracelake.ingest.lake_writer import write_trace
 
 from .common import SHARED
@@ -32,8 +34,7 @@ REPLICATED = ["traces", "kernels", "memcpy", "memset", "api_calls", "annotations
 def _replicate(lake: Path, trace_id: str, copies: range) -> None:
     for i in copies:
         for table in REPLICATED:
-            src = lake / table / f"trace_id={trace_id}"
-            shutil.copytree(src, lake / table / f"trace_id=copy{i:05d}-{trace_id}")
+            shutil.copytree(partition_dir(lake, table, trace_id), partition_dir(lake, table, f"copy{i:05d}-{trace_id}"))
 
 
 def run() -> list[tuple[str, str]]:
@@ -42,7 +43,7 @@ def run() -> list[tuple[str, str]]:
     try:
         lake = tmp / "lake"
         result = ingest_file(str(SHARED / SOURCE))
-        write_trace(lake, result.trace_id, result.tables)
+        write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
         per_copy = result.tables["kernels"].num_rows
         total_copies = -(-TARGET_KERNELS // per_copy)
         timings: dict[str, list[float]] = {v: [] for v in VIEWS}

@@ -40,12 +40,6 @@ class IngestResult:
         return self.tables["traces"].column("event_count")[0].as_py()
 
 
-def _version() -> str:
-    from tracelake.analysis import __version__
-
-    return __version__
-
-
 def traces_row(*, source, path, file_bytes, content_sha256, tool, tool_version, schema_version, start_ns,
                end_ns, clock_offset_ns, is_truncated, warnings, metadata, event_count, rank=None,
                world_size=None, distributed_backend=None, hostname=None) -> pa.Table:
@@ -71,7 +65,7 @@ def traces_row(*, source, path, file_bytes, content_sha256, tool, tool_version, 
         "metadata_json": orjson.dumps(metadata, default=str).decode(),
         "event_count": event_count,
         "ingested_at": dt.datetime.now(dt.UTC),
-        "tracelake_version": _version(),
+        "tracelake_version": None,  # stamped by the lake writer (lake_writer.write_trace)
     }
     schema = TABLES["traces"].arrow_schema
     return pa.Table.from_pylist([row], schema=schema)

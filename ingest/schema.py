@@ -8,8 +8,8 @@ Conventions:
 - Times are int64 nanoseconds on the trace's own clock (`*_ns`); `traces.clock_offset_ns` turns
   them into Unix-epoch ns. Durations are `end_ns - start_ns`.
 - Missing values are NULL, never a fake default such as 0 or -1.
-- Every table has `trace_id` first. In the lake it is the hive partition key
-  (`<table>/trace_id=<id>/data.parquet`), so it is not stored inside the Parquet files.
+- Every table has `trace_id` first. In the lake it is the hive partition key of the table's
+  folders (lake_layout.py), so it is not stored inside the Parquet files.
 """
 
 from __future__ import annotations

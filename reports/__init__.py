@@ -1,5 +1,1 @@
-"""tracelake.reports: HTML pages and e-mail of a lake's traces and runs."""
-
-from tracelake.ingest.arrow_memory import prefer_jemalloc
-
-prefer_jemalloc()
+"""tracelake.reports: HTML pages and e-mail of a lake's traces and runs, rendered from a DuckDB connection."""

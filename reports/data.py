@@ -206,10 +206,15 @@ def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
     if not pairs:
         return []
     changes = frame(con, f"""
-        SELECT run_id, previous_run_id, name, ns, previous_ns, delta_ns, change_pct FROM run_kernel_changes
-        QUALIFY row_number() OVER (PARTITION BY run_id, previous_run_id, delta_ns > 0
-                                   ORDER BY abs(delta_ns) DESC) <= {limit_kernels // 2}
-        ORDER BY delta_ns DESC""")
+        SELECT run_id, previous_run_id, name, compared_per, kernel_ns_per_rank, previous_kernel_ns_per_rank,
+               delta_ns_per_rank, kernel_ns_per_rank_step, previous_kernel_ns_per_rank_step,
+               delta_ns_per_rank_step, change_pct
+        FROM run_kernel_changes
+        QUALIFY row_number() OVER (PARTITION BY run_id, previous_run_id,
+                                                coalesce(delta_ns_per_rank_step, delta_ns_per_rank) > 0
+                                   ORDER BY abs(coalesce(delta_ns_per_rank_step, delta_ns_per_rank)) DESC)
+                <= {limit_kernels // 2}
+        ORDER BY coalesce(delta_ns_per_rank_step, delta_ns_per_rank) DESC""")
     for p in pairs:
         p["kernels"] = changes.filter((pl.col("run_id") == p["run_id"])
                                       & (pl.col("previous_run_id") == p["previous_run_id"])).to_dicts()

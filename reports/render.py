@@ -2,7 +2,7 @@
 
 Charts are SVG images rendered offline and inlined as data: URIs; CSS is inline; there is no
 JavaScript and nothing is loaded from the network. Every string from a trace goes through
-Jinja's HTML autoescaping.
+Jinja's HTML autoescaping. `version` (the footer's) is the calling program's, passed as a value.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import base64
 from dataclasses import dataclass
 
 import jinja2
-from tracelake.analysis import __version__
 
 from . import charts, data, theme
 
@@ -20,8 +19,7 @@ _ENV = jinja2.Environment(
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
     undefined=jinja2.StrictUndefined,
 )
-_ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gbps, mb=theme.mb, short=theme.short,
-                    version=__version__)
+_ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gbps, mb=theme.mb, short=theme.short)
 
 
 def _svg_uri(chart) -> str:
@@ -34,11 +32,11 @@ class TracePage:
     index_row: dict  # the trace's row on the index page (the columns of data.index_rows)
 
 
-def trace_report(con, trace_id: str, links: dict[str, str] | None = None) -> str:
-    return trace_page(con, trace_id, links).html
+def trace_report(con, trace_id: str, links: dict[str, str] | None = None, *, version: str) -> str:
+    return trace_page(con, trace_id, links, version=version).html
 
 
-def trace_page(con, trace_id: str, links: dict[str, str] | None = None) -> TracePage:
+def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, version: str) -> TracePage:
     """links: trace id -> relative link of its page, for the per-rank section."""
     h = data.header(con, trace_id)
     chart_specs = []
@@ -87,11 +85,11 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None) -> Trace
         memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
-        ranks=data.rank_rows(con, trace_id), links=links or {})
+        ranks=data.rank_rows(con, trace_id), links=links or {}, version=version)
     return TracePage(html, index_row)
 
 
-def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict],
+def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict], *, version: str,
                  title: str = "tracelake: traces") -> str:
     """rows: a row per trace (data.INDEX_COLUMNS)."""
     rows = sorted(rows, key=lambda r: r["file_name"])
@@ -100,4 +98,4 @@ def index_report(con, links: dict[str, str], failures: list[dict], rows: list[di
     with data.frozen(con, ["runs", "run_kernel_time"]):  # each is read by several comparison views
         comparisons = data.run_comparisons(con)
     return _ENV.get_template("index.html.j2").render(title=title, rows=rows, failures=failures,
-                                                     comparisons=comparisons, links=links)
+                                                     comparisons=comparisons, links=links, version=version)

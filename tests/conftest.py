@@ -87,7 +87,7 @@ def corpus_lake(corpus, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def _sample_db(sample_lake):
-    from tracelake.analysis.lake import connect
+    from tracelake.analysis.database import connect
 
     con = connect(sample_lake)
     yield con
@@ -104,7 +104,7 @@ def sample_con(_sample_db):
 
 @pytest.fixture(scope="session")
 def _corpus_db(corpus_lake):
-    from tracelake.analysis.lake import connect
+    from tracelake.analysis.database import connect
 
     con = connect(corpus_lake)
     yield con

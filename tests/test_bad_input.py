@@ -191,9 +191,10 @@ def test_values_too_large_for_their_column_become_null(tmp_path):
     events = [dict(_kernel(1.0, 1.0), args={"device": 2**31, "stream": 7, "correlation": 1, "grid": [2**40, 1, 1]})]
     result = ingest_file(str(_write(tmp_path, "huge.json", _trace(events))))
     lake = tmp_path / "lake"
+    from tracelake.analysis import __version__
     from tracelake.ingest.lake_writer import write_trace
 
-    write_trace(lake, result.trace_id, result.tables)
+    write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     import pyarrow.parquet as pq
 
     row = pq.read_table(next((lake / "kernels").glob("*/data.parquet"))).to_pylist()[0]

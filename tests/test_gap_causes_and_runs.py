@@ -8,7 +8,7 @@ import json
 
 from conftest import DATA
 from tracelake.analysis.cli import main
-from tracelake.analysis.lake import connect
+from tracelake.analysis.database import connect
 
 
 def _kernel(name, ts, dur, corr):
@@ -76,15 +76,15 @@ def test_run_comparison_finds_the_slowed_kernel(tmp_path):
     lake = tmp_path / "lake"
     assert main(["ingest", str(runs), "--lake", str(lake), "-q"]) == 0
     con = connect(lake)
-    pair = con.sql("""SELECT a.first_file, b.first_file, c.similarity, c.unit, c.kernel_change_pct
+    pair = con.sql("""SELECT a.first_file, b.first_file, c.similarity, c.compared_per, c.kernel_change_pct
                       FROM run_comparison c JOIN runs a ON a.run_id = c.run_id
                       JOIN runs b ON b.run_id = c.previous_run_id""").fetchall()
-    changes = con.sql("""SELECT name, change_pct FROM run_kernel_changes ORDER BY delta_ns DESC""").fetchall()
+    changes = con.sql("SELECT name, change_pct FROM run_kernel_changes ORDER BY delta_ns_per_rank_step DESC").fetchall()
     con.close()
     assert len(pair) == 1
     after, before, similarity, unit, kernel_change = pair[0]
     assert (after, before, similarity, unit) == ("b_after.pt.trace.json.gz", "a_before.pt.trace.json.gz", 1.0,
-                                                 "per step")
+                                                 "step")
     assert kernel_change > 5
     slower = [(n, c) for n, c in changes if abs(c) > 0.01]
     assert slower and all(n.startswith("sm80_xmma_gemm") and abs(c - 200) < 0.5 for n, c in slower)

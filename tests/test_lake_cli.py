@@ -12,10 +12,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from conftest import DATA, REPO, SAMPLE_FILES
-from tracelake.analysis import lake as lake_mod
+from tracelake.analysis import database
 from tracelake.analysis.cli import main
 from tracelake.analysis.schema_doc import render
-from tracelake.ingest import lake_writer
+from tracelake.ingest import lake_layout
 from tracelake.ingest.schema import EVENT_TABLES, TABLES
 
 TRACE_FILES = [p for p in SAMPLE_FILES if p.name.endswith((".gz", ".json", ".sqlite"))]
@@ -89,7 +89,7 @@ def test_duckdb_cli_reads_the_database_from_anywhere(tmp_path):
 def test_moved_lake_is_relinked(sample_lake, tmp_path):
     moved = tmp_path / "elsewhere" / "lake"
     shutil.copytree(sample_lake, moved)
-    con = lake_mod.connect(moved)  # tracelake notices the move and rebuilds the views
+    con = database.connect(moved)  # tracelake notices the move and rebuilds the views
     try:
         n = con.execute("SELECT count(*) FROM traces").fetchone()[0]
         path = con.execute("SELECT lake_path FROM _lake_info").fetchone()[0]
@@ -106,7 +106,7 @@ def test_reingest_replaces_and_crash_leftovers_are_removed(tmp_path, monkeypatch
     one = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"
     assert main(["ingest", str(one), "--lake", str(lake), "-q"]) == 0
     assert main(["ingest", str(one), "--lake", str(lake), "-q"]) == 0
-    con = lake_mod.connect(lake)
+    con = database.connect(lake)
     assert con.execute("SELECT count(*) FROM traces").fetchone()[0] == 1
     clean = con.execute("SELECT count(*) FROM kernels").fetchone()[0]
     con.close()
@@ -122,16 +122,16 @@ def test_reingest_replaces_and_crash_leftovers_are_removed(tmp_path, monkeypatch
         real_replace(src, dst)
 
     other = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
-    monkeypatch.setattr(lake_writer.os, "replace", crash_after_three)
+    monkeypatch.setattr(lake_layout.os, "replace", crash_after_three)
     with pytest.raises(KeyboardInterrupt):
         main(["ingest", str(other), "--lake", str(lake), "-q"])
-    monkeypatch.setattr(lake_writer.os, "replace", real_replace)
+    monkeypatch.setattr(lake_layout.os, "replace", real_replace)
     assert len(list((lake / "devices").iterdir())) == 2  # the half-written trace is on disk ...
-    removed = lake_writer.remove_incomplete(lake)
+    removed = lake_layout.remove_incomplete(lake)
     assert len(removed) == 1 and removed[0].startswith("torch-2.11_mnist")
     assert len(list((lake / "devices").iterdir())) == 1  # ... and gone before the next write
     assert not (lake / ".staging").exists()
-    con = lake_mod.connect(lake)
+    con = database.connect(lake)
     assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == clean
     con.close()
 
@@ -151,7 +151,7 @@ def test_scoped_database_answers_as_the_whole_lake_after_swapping_scopes(sample_
         "steps": "SELECT step, wall_ns, gpu_idle_ns FROM steps WHERE trace_id = ? ORDER BY pid, step_index",
     }
     ids = [r[0] for r in sample_con.sql("SELECT trace_id FROM traces ORDER BY file_name").fetchall()]
-    db = lake_mod.ScopedDatabase(sample_lake)
+    db = database.ScopedDatabase(sample_lake)
     try:
         for trace_id in ids + ids[:1]:  # the first again, after the others
             con = db.load([trace_id])

@@ -14,7 +14,7 @@ from pathlib import Path
 import duckdb
 import pytest
 from tracelake.analysis import catalog
-from tracelake.analysis.lake import base_tables, connect
+from tracelake.analysis.database import base_tables, connect
 from tracelake.ingest.schema import TABLES
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from tracelake.analysis.cli import main
-from tracelake.analysis.lake import connect
-from tracelake.reports.write import write_reports
+from tracelake.analysis.database import connect
+from tracelake.analysis.report_job import write_reports
 
 
 def test_reports_for_the_sample_lake(sample_con, tmp_path):
@@ -34,10 +34,10 @@ def test_reports_for_the_sample_lake(sample_con, tmp_path):
 
 def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
     """Pages render charts without Altair's schema validation (for speed): validate them here."""
-    from tracelake.analysis.lake import connect_scoped
+    from tracelake.analysis.database import connect_scoped
+    from tracelake.analysis.report_job import lake_path
     from tracelake.reports import charts
     from tracelake.reports.render import trace_report
-    from tracelake.reports.write import lake_path
 
     validated = []
     render_svg = charts.to_svg
@@ -51,7 +51,7 @@ def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
     for (trace_id,) in sample_con.sql("SELECT trace_id FROM traces").fetchall():
         scoped = connect_scoped(lake_path(sample_con), [trace_id])
         try:
-            trace_report(scoped, trace_id)
+            trace_report(scoped, trace_id, version="test")
         finally:
             scoped.close()
     assert len(validated) >= 7 * 2
@@ -213,10 +213,10 @@ def test_report_in_headless_chromium(sample_con, tmp_path):
 def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
     """The 2-rank DDP recordings: the PyTorch run (one file per rank) and the Nsight export (two
     processes in one file). Each rank's page lists both ranks, the other rank's page linked."""
-    from tracelake.analysis.lake import connect_scoped
+    from tracelake.analysis.database import connect_scoped
+    from tracelake.analysis.report_job import lake_path, trace_scopes
     from tracelake.reports import data
     from tracelake.reports.render import trace_report
-    from tracelake.reports.write import lake_path, trace_scopes
 
     ids = [r[0] for r in corpus_con.sql("""SELECT trace_id FROM traces WHERE path LIKE '%gpt2-ddp-2rank%'
                                            ORDER BY file_name""").fetchall()]
@@ -233,12 +233,12 @@ def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
             # one rank arrives last at most collectives: the straggler the findings name too
             assert max(r["arrived_last"] for r in rows) > min(r["arrived_last"] for r in rows)
             if len(scope) == 2:
-                html = trace_report(scoped, scope[0], {t: f"{t}.html" for t in scope})
+                html = trace_report(scoped, scope[0], {t: f"{t}.html" for t in scope}, version="test")
                 assert "<h2>Ranks of this run</h2>" in html and f'href="{scope[1]}.html"' in html
         finally:
             scoped.close()
     # re-rendering one rank's page re-renders its sibling's too (their per-rank tables agree)
-    from tracelake.reports.write import write_reports
+    from tracelake.analysis.report_job import write_reports
 
     write_reports(corpus_con, tmp_path / "r", trace_ids=torch_ids)
     pages = {t: tmp_path / "r" / "traces" / f"{t}.html" for t in torch_ids}

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conftest import DATA, REPO
 from tracelake.analysis.cli import main
-from tracelake.analysis.lake import connect
+from tracelake.analysis.database import connect
 
 MNIST = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
 MLP = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"

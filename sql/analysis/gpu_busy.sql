@@ -5,7 +5,7 @@
 -- copies the process's overhead onto each of its devices: time the user cannot act on).
 -- One row per interval; intervals may overlap.
 --
--- depends: gpu_ops, profiler_overhead
+-- depends: gpu_ops, profiler_overhead, gpu_active_range
 --
 -- @column trace_id    Trace.
 -- @column pid         Process that used the GPU.
@@ -14,35 +14,13 @@
 -- @column end_ns      Interval end (ns).
 -- @column is_overhead True for profiler overhead, false for GPU work.
 CREATE OR REPLACE VIEW gpu_busy AS
-WITH ops AS (
-    SELECT trace_id, pid, device_id, start_ns, end_ns
-    FROM gpu_ops
-    WHERE start_ns > 0
-),
-active AS (
-    SELECT trace_id, pid, device_id, min(start_ns) AS first_ns, max(end_ns) AS last_ns
-    FROM ops
-    GROUP BY ALL
-)
 SELECT trace_id, pid, device_id, start_ns, end_ns, false AS is_overhead
-FROM ops
+FROM gpu_ops
+WHERE start_ns > 0
 UNION ALL
 SELECT o.trace_id, o.pid, a.device_id, o.start_ns, o.end_ns, true
 FROM profiler_overhead o
-JOIN active a ON a.trace_id = o.trace_id AND a.pid = o.pid
+JOIN gpu_active_range a ON a.trace_id = o.trace_id AND a.pid = o.pid
 WHERE o.name IN ('CUDA profiling data flush overhead', 'CUDA profiling stop overhead',
                  'CUDA profiling overhead')
   AND o.start_ns > a.first_ns AND o.end_ns < a.last_ns;
-
--- gpu_active_range: per process and GPU, the span from its first to its last GPU
--- operation, and its CUDA context (the range gpu_gaps and gpu_utilization cover).
---
--- @column first_ns    Start of the first GPU operation (ns).
--- @column last_ns     End of the last GPU operation (ns).
--- @column context_id  CUDA context of the operations (the smallest if several).
-CREATE OR REPLACE VIEW gpu_active_range AS
-SELECT trace_id, pid, device_id, min(start_ns) AS first_ns, max(end_ns) AS last_ns,
-       min(context_id) AS context_id
-FROM gpu_ops
-WHERE start_ns > 0
-GROUP BY ALL;

@@ -3,7 +3,7 @@
 -- than min_ns. NVIDIA's nsys analyze gpu_gaps with gap=<min_ns / 1e6> ms.
 -- gpu_gaps: the same with NVIDIA's default threshold, 500 ms.
 --
--- depends: gpu_busy, gpu_active_range
+-- depends: gpu_busy, gpu_active_range, intervals_gaps
 --
 -- @column trace_id     Trace.
 -- @column pid          Process.
@@ -13,21 +13,16 @@
 -- @column end_ns       Start of the next busy time (ns).
 -- @column duration_ns  end_ns - start_ns; reported when > min_ns.
 CREATE OR REPLACE MACRO gpu_gaps_over(min_ns) AS TABLE
-WITH ordered AS (
-    SELECT trace_id, pid, device_id, start_ns,
-           max(end_ns) OVER (
-               PARTITION BY trace_id, pid, device_id
-               ORDER BY start_ns, end_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS busy_until_ns
+WITH busy AS (
+    SELECT {'trace_id': trace_id, 'pid': pid, 'device_id': device_id} AS lane, start_ns, end_ns
     FROM gpu_busy
 )
-SELECT o.trace_id, o.pid, o.device_id, r.context_id,
-       o.busy_until_ns AS start_ns,
-       o.start_ns AS end_ns,
-       o.start_ns - o.busy_until_ns AS duration_ns
-FROM ordered o
-JOIN gpu_active_range r USING (trace_id, pid, device_id)
-WHERE o.start_ns - o.busy_until_ns > min_ns;
+SELECT g.lane.trace_id, g.lane.pid, g.lane.device_id, r.context_id,
+       g.start_ns, g.end_ns, g.end_ns - g.start_ns AS duration_ns
+FROM intervals_gaps(busy) g
+JOIN gpu_active_range r
+  ON r.trace_id = g.lane.trace_id AND r.pid = g.lane.pid AND r.device_id = g.lane.device_id
+WHERE g.end_ns - g.start_ns > min_ns;
 
 -- gpu_gaps: (columns above)
 CREATE OR REPLACE VIEW gpu_gaps AS

@@ -9,7 +9,7 @@
 -- idle_breakdown: the same with kernel_wait_max_ns = 30,000 ns (30 us: HTA's default
 -- 'consecutive_kernel_delay = 30', which HTA documents as ns but compares with us).
 --
--- depends: gpu_ops, api
+-- depends: gpu_ops, api, intervals_gaps
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.
@@ -22,25 +22,27 @@
 -- @column next_op         Name of the operation after the gap.
 -- @column launch_start_ns When the API call that launched the next operation began (ns).
 CREATE OR REPLACE MACRO idle_breakdown_over(kernel_wait_max_ns) AS TABLE
-WITH ordered AS (
-    SELECT o.trace_id, o.pid, o.device_id, o.stream_id, o.start_ns, o.name,
-           a.start_ns AS launch_start_ns,
-           max(o.end_ns) OVER (
-               PARTITION BY o.trace_id, o.pid, o.device_id, o.stream_id
-               ORDER BY o.start_ns, o.end_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end_ns
-    FROM gpu_ops o
-    LEFT JOIN api a ON a.trace_id = o.trace_id AND a.pid = o.pid
+WITH ops AS (
+    SELECT {'trace_id': trace_id, 'pid': pid, 'device_id': device_id, 'stream_id': stream_id} AS lane,
+           start_ns, end_ns, name, correlation_id
+    FROM gpu_ops
+),
+ended_by AS (
+    -- the operation that ends each gap: the first to start at its end (the shortest if several)
+    SELECT g.lane, g.start_ns, g.end_ns, o.name, a.start_ns AS launch_start_ns
+    FROM intervals_gaps(ops) g
+    JOIN ops o ON o.lane IS NOT DISTINCT FROM g.lane AND o.start_ns = g.end_ns
+    LEFT JOIN api a ON a.trace_id = g.lane.trace_id AND a.pid = g.lane.pid
                    AND a.correlation_id = o.correlation_id
+    QUALIFY row_number() OVER (PARTITION BY g.lane, g.start_ns ORDER BY o.end_ns, a.start_ns) = 1
 )
-SELECT trace_id, pid, device_id, stream_id,
-       prev_end_ns AS start_ns, start_ns AS end_ns, start_ns - prev_end_ns AS duration_ns,
-       CASE WHEN launch_start_ns > prev_end_ns THEN 'host_wait'
-            WHEN start_ns - prev_end_ns < kernel_wait_max_ns THEN 'kernel_wait'
+SELECT lane.trace_id, lane.pid, lane.device_id, lane.stream_id,
+       start_ns, end_ns, end_ns - start_ns AS duration_ns,
+       CASE WHEN launch_start_ns > start_ns THEN 'host_wait'
+            WHEN end_ns - start_ns < kernel_wait_max_ns THEN 'kernel_wait'
             ELSE 'other' END AS cause,
        name AS next_op, launch_start_ns
-FROM ordered
-WHERE start_ns > prev_end_ns;
+FROM ended_by;
 
 -- idle_breakdown: (see idle_breakdown_over)
 CREATE OR REPLACE VIEW idle_breakdown AS

@@ -5,7 +5,7 @@
 -- mfu_pct = 100 x sum(flops / peak) / wall time. Read it next to model_coverage: GPU
 -- work without a model (custom and Triton kernels, unmodelled operators) adds no FLOPs.
 --
--- depends: op_efficiency, nvtx_ranges, traces, gpu_ops
+-- depends: op_efficiency, step_ranges, traces, gpu_ops
 --
 -- @column trace_id         Trace.
 -- @column rank             Distributed rank (NULL when unknown).
@@ -20,12 +20,7 @@
 --                          has no peak (GPU not in gpu_peaks, NVTX ranges without dtypes).
 -- @column flops_device_ns  GPU time of those calls (ns).
 CREATE OR REPLACE VIEW mfu AS
-WITH step_ranges AS (
-    SELECT trace_id, pid, range AS step, start_ns, end_ns
-    FROM nvtx_ranges
-    WHERE regexp_matches(regexp_replace(range, '^[^:]*:', ''), '^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$', 'i')
-),
-per_step AS (
+WITH per_step AS (
     SELECT trace_id, pid, step, sum(flops) AS flops, sum(device_ns) AS flops_device_ns,
            sum(flops / (peak_tflops * 1e3)) AS peak_ns,
            count(*) FILTER (WHERE peak_tflops IS NULL) AS without_peak

@@ -2,7 +2,7 @@
 -- NVTX push/pop and start/end ranges, and PyTorch user annotations (record_function,
 -- ProfilerStep#N). One row per trace, range name and style.
 --
--- depends: annotations, traces, duration_stats
+-- depends: nvtx_ranges, duration_stats
 --
 -- @column trace_id    Trace.
 -- @column range       Range name; for NVTX '<domain>:<text>' as NVIDIA prints it
@@ -17,28 +17,6 @@
 -- @column min_ns      Shortest (ns).
 -- @column max_ns      Longest (ns).
 -- @column stddev_ns   Sample standard deviation (ns); 0 for one range.
-
--- nvtx_ranges: the CPU-side named ranges, one row each, with NVIDIA's range name
--- and style (the input of nvtx_summary and nvtx_gpu_summary).
---
--- @column annotation_id  annotations.annotation_id.
--- @column depth          Nesting depth on its thread (0 = outermost).
--- @column parent_id      annotation_id of the enclosing range.
--- @column end_ns         End; the trace's end for a range never closed.
-CREATE OR REPLACE VIEW nvtx_ranges AS
-SELECT a.trace_id, a.annotation_id, a.pid, a.tid, a.depth, a.parent_id, a.start_ns,
-       coalesce(a.end_ns, t.end_ns) AS end_ns,
-       coalesce(a.end_ns, t.end_ns) - a.start_ns AS duration_ns,
-       CASE WHEN a.kind IN ('push_pop', 'start_end')
-            THEN coalesce(a.domain, '') || ':' || coalesce(a.name, '')
-            ELSE a.name END AS range,
-       CASE a.kind WHEN 'push_pop' THEN 'PushPop' WHEN 'start_end' THEN 'StartEnd'
-            ELSE 'UserAnnotation' END AS style
-FROM annotations a
-JOIN traces t USING (trace_id)
-WHERE a.kind IN ('push_pop', 'start_end', 'user_annotation');
-
--- nvtx_summary: (columns above)
 CREATE OR REPLACE VIEW nvtx_summary AS
 SELECT trace_id, range, style,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)

@@ -4,7 +4,7 @@
 -- it sits against the roofs of gpu_peaks for its GPU and precision. Roofs are NULL
 -- for a GPU not in gpu_peaks, and for NVTX ranges (no dtypes), never guessed.
 --
--- depends: op_models, op_launches, device_peaks, nvtx_ranges, traces
+-- depends: op_models, op_launches, device_peaks, step_ranges, traces
 --
 -- @column trace_id              Trace.
 -- @column rank                  Distributed rank (NULL when unknown).
@@ -53,12 +53,6 @@ gpu_time AS (
     ASOF JOIN m ON m.trace_id = l.trace_id AND m.pid = l.pid AND m.tid = l.tid AND m.start_ns <= l.launch_ns
     WHERE l.launch_ns <= m.end_ns
     GROUP BY m.trace_id, m.op_id
-),
-step_ranges AS (
-    -- the ranges `steps` reads
-    SELECT trace_id, pid, range AS step, start_ns, end_ns
-    FROM nvtx_ranges
-    WHERE regexp_matches(regexp_replace(range, '^[^:]*:', ''), '^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$', 'i')
 ),
 rated AS (
     SELECT m.*, g.device_ns, g.kernels, g.device_id,

@@ -2,7 +2,7 @@
 -- is hidden behind compute (HTA's comm/comp overlap), how much copying is, and how
 -- long two or more streams were busy at once. One row per trace and process.
 --
--- depends: gpu_class_union_ns, gpu_ops, traces
+-- depends: gpu_class_union_ns, gpu_ops, traces, intervals_union, intervals_overlap_count
 --
 -- @column trace_id                  Trace.
 -- @column rank                      Distributed rank (NULL when unknown).
@@ -18,40 +18,21 @@
 -- @column multi_stream_ns           Time with operations on two or more streams at once (ns).
 -- @column multi_stream_pct          multi_stream_ns / busy time x 100.
 CREATE OR REPLACE VIEW overlap AS
-WITH per_stream AS (
-    -- each stream's busy intervals, merged
-    SELECT trace_id, pid, device_id, stream_id, start_ns, end_ns,
-           max(end_ns) OVER (PARTITION BY trace_id, pid, device_id, stream_id ORDER BY start_ns, end_ns
-                             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end_ns
+WITH ops AS (
+    SELECT {'trace_id': trace_id, 'pid': pid, 'device_id': device_id, 'stream_id': stream_id} AS lane,
+           start_ns, end_ns
     FROM gpu_ops
 ),
-islands AS (
-    SELECT *, sum(CASE WHEN prev_end_ns >= start_ns THEN 0 ELSE 1 END) OVER (
-                  PARTITION BY trace_id, pid, device_id, stream_id ORDER BY start_ns, end_ns) AS island
-    FROM per_stream
-),
-merged AS (
-    SELECT trace_id, pid, min(start_ns) AS start_ns, max(end_ns) AS end_ns
-    FROM islands
-    GROUP BY trace_id, pid, device_id, stream_id, island
-),
-edges AS (
-    SELECT trace_id, pid, start_ns AS ts, 1 AS delta FROM merged
-    UNION ALL
-    SELECT trace_id, pid, end_ns, -1 FROM merged
-),
-levels AS (
-    SELECT trace_id, pid, ts,
-           sum(delta) OVER (PARTITION BY trace_id, pid ORDER BY ts, delta
-                            ROWS UNBOUNDED PRECEDING) AS busy_streams,
-           lead(ts) OVER (PARTITION BY trace_id, pid ORDER BY ts, delta) AS next_ts
-    FROM edges
+stream_busy AS (
+    -- each stream's busy stretches, counted together per process
+    SELECT {'trace_id': lane.trace_id, 'pid': lane.pid} AS lane, start_ns, end_ns
+    FROM intervals_union(ops)
 ),
 multi AS (
-    SELECT trace_id, pid, sum(next_ts - ts) AS multi_stream_ns
-    FROM levels
-    WHERE busy_streams >= 2
-    GROUP BY trace_id, pid
+    SELECT lane.trace_id, lane.pid, sum(end_ns - start_ns) AS multi_stream_ns
+    FROM intervals_overlap_count(stream_busy)
+    WHERE overlap_count >= 2
+    GROUP BY ALL
 ),
 unions AS (
     SELECT * FROM gpu_class_union_ns('process', false)

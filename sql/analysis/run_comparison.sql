@@ -44,19 +44,21 @@ LEFT JOIN kern k USING (run_id)
 LEFT JOIN st USING (run_id)
 GROUP BY m.run_id;
 
--- run_kernel_time: kernel time per run and kernel name, per rank and (when the run
--- records steps) per step, the unit runs are compared in.
+-- run_kernel_time: kernel time per run and kernel name, per rank, and per rank and step
+-- when the run records steps: the figures runs are compared in.
 --
 -- depends: runs, kernels
 --
--- @column run_id     Run.
--- @column name       Kernel name.
--- @column unit       'per step' or 'per run' (what ns_per_unit is per).
--- @column ns_per_unit Kernel time per rank and step, or per rank (ns).
+-- @column run_id                  Run.
+-- @column name                    Kernel name.
+-- @column kernel_ns_per_rank      Kernel time over the run, per rank (ns).
+-- @column kernel_ns_per_rank_step Kernel time per rank and step (ns); NULL when the run
+--                                 records no steps.
 CREATE OR REPLACE VIEW run_kernel_time AS
 SELECT r.run_id, k.name,
-       CASE WHEN r.steps_per_rank > 0 THEN 'per step' ELSE 'per run' END AS unit,
-       sum(k.duration_ns) / greatest(r.ranks, 1) / greatest(r.steps_per_rank, 1) AS ns_per_unit
+       sum(k.duration_ns) / greatest(r.ranks, 1) AS kernel_ns_per_rank,
+       CASE WHEN r.steps_per_rank > 0
+            THEN sum(k.duration_ns) / greatest(r.ranks, 1) / r.steps_per_rank END AS kernel_ns_per_rank_step
 FROM runs r, unnest(r.trace_ids) AS u(trace_id)
 JOIN kernels k ON k.trace_id = u.trace_id
 GROUP BY r.run_id, k.name, r.ranks, r.steps_per_rank;
@@ -64,20 +66,25 @@ GROUP BY r.run_id, k.name, r.ranks, r.steps_per_rank;
 -- run_comparison: each run next to the previous run of the same workload. Two runs are
 -- of the same workload when their kernel-name sets overlap: Jaccard similarity (shared
 -- names / all names) >= 0.5. The previous run is the latest earlier one (by epoch
--- start, then file name) of that kind; runs with none are left out.
+-- start, then file name) of that kind; runs with none are left out. Kernel time is
+-- compared per rank and step when both runs record steps, else per rank over the run.
 --
 -- depends: runs, run_kernel_time
 --
--- @column run_id              Run.
--- @column previous_run_id     The run it is compared with.
--- @column similarity          Jaccard similarity of the kernel-name sets (0..1).
--- @column median_step_ns      Median step time of the run (ns).
--- @column previous_median_step_ns  Same for the previous run (ns).
--- @column step_change_pct     (median_step_ns / previous_median_step_ns - 1) x 100.
--- @column kernel_ns           Kernel time per rank and unit (ns).
--- @column previous_kernel_ns  Same for the previous run.
--- @column kernel_change_pct   (kernel_ns / previous_kernel_ns - 1) x 100.
--- @column unit                'per step' when both runs record steps, else 'per run'.
+-- @column run_id                           Run.
+-- @column previous_run_id                  The run it is compared with.
+-- @column similarity                       Jaccard similarity of the kernel-name sets (0..1).
+-- @column median_step_ns                   Median step time of the run (ns).
+-- @column previous_median_step_ns          Same for the previous run (ns).
+-- @column step_change_pct                  (median_step_ns / previous_median_step_ns - 1) x 100.
+-- @column compared_per                     'step' when both runs record steps, else 'run'.
+-- @column kernel_ns_per_rank               Kernel time over the run, per rank (ns).
+-- @column previous_kernel_ns_per_rank      Same for the previous run (ns).
+-- @column kernel_ns_per_rank_step          Kernel time per rank and step (ns); NULL unless
+--                                          compared_per = 'step'.
+-- @column previous_kernel_ns_per_rank_step Same for the previous run (ns).
+-- @column kernel_change_pct                Change of kernel time in the compared unit
+--                                          (per step or per run) x 100; > 0: slower.
 CREATE OR REPLACE VIEW run_comparison AS
 WITH names AS (SELECT DISTINCT run_id, name FROM run_kernel_time),
 sizes AS (SELECT run_id, count(*) AS n FROM names GROUP BY run_id),
@@ -99,45 +106,73 @@ pairs AS (
 ),
 chosen AS (
     SELECT * FROM pairs QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY previous_seq DESC) = 1
+),
+compared AS (
+    SELECT c.run_id, c.previous_run_id, c.similarity,
+           a.median_step_ns, b.median_step_ns AS previous_median_step_ns,
+           CASE WHEN a.steps_per_rank > 0 AND b.steps_per_rank > 0 THEN 'step' ELSE 'run' END AS compared_per,
+           a.kernel_ns_per_rank, b.kernel_ns_per_rank AS previous_kernel_ns_per_rank,
+           CASE WHEN compared_per = 'step' THEN a.kernel_ns_per_rank / a.steps_per_rank END
+               AS kernel_ns_per_rank_step,
+           CASE WHEN compared_per = 'step' THEN b.kernel_ns_per_rank / b.steps_per_rank END
+               AS previous_kernel_ns_per_rank_step
+    FROM chosen c
+    JOIN runs a ON a.run_id = c.run_id
+    JOIN runs b ON b.run_id = c.previous_run_id
 )
-SELECT c.run_id, c.previous_run_id, c.similarity,
-       a.median_step_ns, b.median_step_ns AS previous_median_step_ns,
-       100.0 * (a.median_step_ns / b.median_step_ns - 1) AS step_change_pct,
-       CASE WHEN a.steps_per_rank > 0 AND b.steps_per_rank > 0
-            THEN a.kernel_ns_per_rank / a.steps_per_rank ELSE a.kernel_ns_per_rank END AS kernel_ns,
-       CASE WHEN a.steps_per_rank > 0 AND b.steps_per_rank > 0
-            THEN b.kernel_ns_per_rank / b.steps_per_rank ELSE b.kernel_ns_per_rank END AS previous_kernel_ns,
-       100.0 * (kernel_ns / previous_kernel_ns - 1) AS kernel_change_pct,
-       CASE WHEN a.steps_per_rank > 0 AND b.steps_per_rank > 0 THEN 'per step' ELSE 'per run' END AS unit
-FROM chosen c
-JOIN runs a ON a.run_id = c.run_id
-JOIN runs b ON b.run_id = c.previous_run_id;
+SELECT run_id, previous_run_id, similarity, median_step_ns, previous_median_step_ns,
+       100.0 * (median_step_ns / previous_median_step_ns - 1) AS step_change_pct,
+       compared_per, kernel_ns_per_rank, previous_kernel_ns_per_rank,
+       kernel_ns_per_rank_step, previous_kernel_ns_per_rank_step,
+       100.0 * (coalesce(kernel_ns_per_rank_step / previous_kernel_ns_per_rank_step,
+                         kernel_ns_per_rank / previous_kernel_ns_per_rank) - 1) AS kernel_change_pct
+FROM compared;
 
--- run_kernel_changes: per compared pair of runs (run_comparison), the kernels whose time
--- changed, per rank and unit; kernels found in one run only count as 0 in the other.
+-- run_kernel_changes: per compared pair of runs (run_comparison), each kernel's time in
+-- both runs, per rank and (when compared per step) per rank and step; kernels found in
+-- one run only count as 0 in the other.
 --
 -- depends: run_comparison, run_kernel_time
 --
--- @column run_id           Run.
--- @column previous_run_id  The run it is compared with.
--- @column name             Kernel name.
--- @column unit             As in run_comparison.
--- @column ns               Kernel time in the run, per rank and unit (ns).
--- @column previous_ns      Same in the previous run.
--- @column delta_ns         ns - previous_ns (> 0: slower).
--- @column change_pct       (ns / previous_ns - 1) x 100 (NULL when new).
+-- @column run_id                           Run.
+-- @column previous_run_id                  The run it is compared with.
+-- @column name                             Kernel name.
+-- @column compared_per                     As in run_comparison: 'step' or 'run'.
+-- @column kernel_ns_per_rank               Kernel time over the run, per rank (ns).
+-- @column previous_kernel_ns_per_rank      Same in the previous run (ns).
+-- @column delta_ns_per_rank                kernel_ns_per_rank - previous_kernel_ns_per_rank (ns; > 0: slower).
+-- @column kernel_ns_per_rank_step          Kernel time per rank and step (ns); NULL unless
+--                                          compared_per = 'step'.
+-- @column previous_kernel_ns_per_rank_step Same in the previous run (ns).
+-- @column delta_ns_per_rank_step           kernel_ns_per_rank_step - previous_kernel_ns_per_rank_step (ns).
+-- @column change_pct                       Change in the compared unit x 100 (NULL when new).
 CREATE OR REPLACE VIEW run_kernel_changes AS
-WITH per_unit AS (
-    SELECT c.run_id, c.previous_run_id, c.unit, k.run_id AS side, k.name,
-           CASE WHEN c.unit = 'per step' THEN k.ns_per_unit
-                ELSE k.ns_per_unit * greatest(r.steps_per_rank, 1) END AS ns
+WITH sides AS (
+    SELECT c.run_id, c.previous_run_id, c.compared_per, k.run_id AS side, k.name,
+           k.kernel_ns_per_rank,
+           CASE WHEN c.compared_per = 'step' THEN k.kernel_ns_per_rank_step END AS kernel_ns_per_rank_step
     FROM run_comparison c
     JOIN run_kernel_time k ON k.run_id IN (c.run_id, c.previous_run_id)
-    JOIN runs r ON r.run_id = k.run_id
+),
+paired AS (
+    SELECT run_id, previous_run_id, name, compared_per,
+           coalesce(sum(kernel_ns_per_rank) FILTER (WHERE side = run_id), 0) AS kernel_ns_per_rank,
+           coalesce(sum(kernel_ns_per_rank) FILTER (WHERE side = previous_run_id), 0)
+               AS previous_kernel_ns_per_rank,
+           CASE WHEN compared_per = 'step'
+                THEN coalesce(sum(kernel_ns_per_rank_step) FILTER (WHERE side = run_id), 0) END
+               AS kernel_ns_per_rank_step,
+           CASE WHEN compared_per = 'step'
+                THEN coalesce(sum(kernel_ns_per_rank_step) FILTER (WHERE side = previous_run_id), 0) END
+               AS previous_kernel_ns_per_rank_step
+    FROM sides
+    GROUP BY run_id, previous_run_id, name, compared_per
 )
-SELECT *, ns - previous_ns AS delta_ns, 100.0 * (ns / nullif(previous_ns, 0) - 1) AS change_pct
-FROM (SELECT run_id, previous_run_id, name, unit,
-             coalesce(sum(p.ns) FILTER (WHERE side = run_id), 0) AS ns,
-             coalesce(sum(p.ns) FILTER (WHERE side = previous_run_id), 0) AS previous_ns
-      FROM per_unit p
-      GROUP BY run_id, previous_run_id, name, unit);
+SELECT run_id, previous_run_id, name, compared_per,
+       kernel_ns_per_rank, previous_kernel_ns_per_rank,
+       kernel_ns_per_rank - previous_kernel_ns_per_rank AS delta_ns_per_rank,
+       kernel_ns_per_rank_step, previous_kernel_ns_per_rank_step,
+       kernel_ns_per_rank_step - previous_kernel_ns_per_rank_step AS delta_ns_per_rank_step,
+       100.0 * (coalesce(kernel_ns_per_rank_step / nullif(previous_kernel_ns_per_rank_step, 0),
+                         kernel_ns_per_rank / nullif(previous_kernel_ns_per_rank, 0)) - 1) AS change_pct
+FROM paired;

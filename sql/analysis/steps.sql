@@ -4,7 +4,7 @@
 -- process, clipped to the step's time window, split by class. One row per step.
 -- steps: the same for names like 'ProfilerStep#12', 'step 3', 'step_3'.
 --
--- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces
+-- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, intervals_union_ns
 --
 -- @column trace_id          Trace.
 -- @column rank              Distributed rank (NULL when unknown).
@@ -42,17 +42,14 @@ sets AS (
     UNION ALL SELECT *, 'communication' FROM clipped WHERE op_class = 'communication'
     UNION ALL SELECT *, 'memory' FROM clipped WHERE op_class IN ('memcpy', 'memset')
 ),
-covered AS (
-    SELECT *, max(end_ns) OVER (PARTITION BY trace_id, pid, annotation_id, class_set
-                                ORDER BY start_ns, end_ns
-                                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered_until_ns
+laned AS (
+    SELECT {'trace_id': trace_id, 'pid': pid, 'annotation_id': annotation_id, 'class_set': class_set} AS lane,
+           start_ns, end_ns
     FROM sets
 ),
 busy AS (
-    SELECT trace_id, pid, annotation_id, class_set,
-           sum(greatest(0, end_ns - greatest(start_ns, coalesce(covered_until_ns, start_ns)))) AS ns
-    FROM covered
-    GROUP BY ALL
+    SELECT lane.trace_id, lane.pid, lane.annotation_id, lane.class_set, covered_ns AS ns
+    FROM intervals_union_ns(laned)
 ),
 loader AS (
     SELECT s.trace_id, s.pid, s.annotation_id,

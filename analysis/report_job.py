@@ -1,6 +1,7 @@
-"""Writing report files: per-trace pages and an index page linking them (atomically, temp + rename).
+"""The report job: per-trace pages and an index page linking them, written atomically (temp + rename).
 
-Pages are rendered in a process pool, a run (its rank files, else one trace) per task, biggest
+The twin of run_job.py for the HTML side; reports/ only renders (a connection in, HTML out). Pages
+are rendered in a process pool, a run (its rank files, else one trace) per task, biggest
 first. Each worker keeps one ScopedDatabase (views installed once) and one warm chart renderer
 for all the runs it is given. Beside each page, traces/<trace_id>.json keeps the trace's row of
 the index, so the index never evaluates the views over the whole lake for them again.
@@ -12,11 +13,12 @@ import json
 import os
 from pathlib import Path
 
-from tracelake.analysis.lake import ScopedDatabase
-from tracelake.analysis.worker_pool import process_pool
+from tracelake.reports.data import INDEX_COLUMNS, frozen, index_rows
+from tracelake.reports.render import index_report, trace_page
 
-from .data import INDEX_COLUMNS, frozen, index_rows
-from .render import index_report, trace_page
+from . import __version__
+from .database import ScopedDatabase
+from .worker_pool import process_pool
 
 # Views that several sections, or several views under them, read: evaluated once per run rendered.
 SHARED_VIEWS = ["gpu_ops", "gpu_op_class", "gpu_busy", "gpu_active_range", "steps", "temporal_breakdown", "overlap",
@@ -56,7 +58,7 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     rows = {t: row for t in ids if (row := _read_index_row(links[t])) is not None}
     missing = [t for t in ids if t not in rows]
     rows |= {r["trace_id"]: r for r in (index_rows(con, missing) if missing else [])}
-    write_atomically(index, index_report(con, relative, failures or [], list(rows.values())))
+    write_atomically(index, index_report(con, relative, failures or [], list(rows.values()), version=__version__))
     return index
 
 
@@ -93,7 +95,7 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
     con = db.load(scope)
     with frozen(con, SHARED_VIEWS):
         for trace_id, path in pages:
-            page = trace_page(con, trace_id, siblings)
+            page = trace_page(con, trace_id, siblings, version=__version__)
             write_atomically(Path(path), page.html)
             write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
 

@@ -1,4 +1,6 @@
-"""A lake directory: Parquet partitions per table and trace, plus tracelake.duckdb with every view.
+"""The lake's DuckDB database, <lake>/tracelake.duckdb: a view per base table over its Parquet
+partitions (where they are: ingest/lake_layout.py) and every view of sql/; and ScopedDatabase,
+the same views over a few traces' rows in memory.
 
 DuckDB resolves relative paths in views against the process's working directory, not the
 database file, so the views hold the lake's absolute path. The database records that path;
@@ -14,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-from tracelake.ingest.lake_writer import remove_incomplete
+from tracelake.ingest import lake_layout
 from tracelake.ingest.schema import TABLES
 
 from . import __version__, catalog
@@ -36,11 +38,7 @@ def base_tables(con, lake: Path, trace_ids: list[str] | None = None, kind: str =
     TABLE of them: all partitions, or those of `trace_ids` ([] gives empty typed relations)."""
     for table, spec in TABLES.items():
         cols = ", ".join(c.name for c in spec.columns)
-        if trace_ids is None:
-            files = [str(lake / table / "trace_id=*" / "data.parquet")] if any(
-                (lake / table).glob("trace_id=*/data.parquet")) else []
-        else:
-            files = [str(f) for t in trace_ids if (f := lake / table / f"trace_id={t}" / "data.parquet").exists()]
+        files = lake_layout.table_files(lake, table, trace_ids)
         if files:
             pattern = "[" + ", ".join(_quote(f) for f in files) + "]"
             source = (f"read_parquet({pattern}, hive_partitioning = true, "
@@ -102,7 +100,7 @@ def _is_current(db: Path, lake: Path) -> bool:
 def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
     """Open a lake's database, rebuilding it first when missing, moved, or older than the SQL catalog."""
     lake = Path(lake).resolve()
-    if not (lake / "traces").is_dir() and not (lake / DB_FILE).exists():
+    if not lake_layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
     db = lake / DB_FILE
     if not db.exists() or not _is_current(db, lake):
@@ -138,9 +136,3 @@ def connect_scoped(lake: str | Path, trace_ids: list[str]) -> duckdb.DuckDBPyCon
     """A ScopedDatabase of these traces, for one use: close the connection when done."""
     return ScopedDatabase(lake).load(trace_ids)
 
-
-def prepare_for_writing(lake: str | Path) -> Path:
-    lake = Path(lake)
-    lake.mkdir(parents=True, exist_ok=True)
-    remove_incomplete(lake)
-    return lake

@@ -1,0 +1,211 @@
+"""What each `tracelake` command does (analysis/cli.py parses the command line, then calls these).
+
+Each command takes the parsed arguments and returns the exit code (cli.EXIT_*).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import duckdb
+from tracelake.ingest import lake_layout
+
+from . import __version__, callctx_export, run_job
+from .database import DB_FILE, build_database, connect
+from .ingest_job import FileOutcome, ingest_paths
+from .output import write_result
+from .progress import Progress
+
+EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def ingest(args) -> int:
+    def report(o: FileOutcome):
+        if o.status == "ok":
+            if not args.quiet:
+                print(f"ok     {o.path} -> {o.trace_id} ({o.events:,} events, {o.seconds:.2f} s)")
+                for w in o.warnings:
+                    print(f"       warning: {w}")
+        else:
+            print(f"error  {o.error}", file=sys.stderr)
+
+    outcomes = ingest_paths(args.paths, args.lake, report)
+    if not outcomes:
+        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
+        return EXIT_SOME_FAILED
+    failed = sum(o.status != "ok" for o in outcomes)
+    if not args.quiet:
+        print(f"{len(outcomes) - failed} ingested, {failed} failed; lake: {Path(args.lake).resolve()} "
+              f"(query: duckdb {Path(args.lake).resolve() / DB_FILE})")
+    return EXIT_SOME_FAILED if failed else EXIT_OK
+
+
+def _open_lake(lake: str):
+    """The lake's database connection, or None after printing why there is none."""
+    try:
+        return connect(lake)
+    except FileNotFoundError as e:
+        print(f"error  {e}", file=sys.stderr)
+        return None
+
+
+def sql(args) -> int:
+    con = _open_lake(args.lake)
+    if con is None:
+        return EXIT_USAGE
+    try:
+        rel = con.sql(args.query)
+        write_result(rel, args.format, sys.stdout)
+    except duckdb.Error as e:
+        print(f"error  {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        con.close()
+    return EXIT_OK
+
+
+def relink(args) -> int:
+    if not lake_layout.is_lake(Path(args.lake)):
+        print(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", file=sys.stderr)
+        return EXIT_USAGE
+    print(build_database(args.lake))
+    return EXIT_OK
+
+
+def _resolve_trace(con, wanted: str) -> str | None:
+    """The trace id equal to `wanted`, or the only one starting with it; None after saying why not."""
+    ids = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
+    matches = [t for t in ids if t == wanted] or [t for t in ids if t.startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    print(f"error  --trace {wanted!r} matches {len(matches)} traces; trace ids: {', '.join(sorted(ids)[:20])}",
+          file=sys.stderr)
+    return None
+
+
+def callctx(args) -> int:
+    con = _open_lake(args.lake)
+    if con is None:
+        return EXIT_USAGE
+    try:
+        trace_id = _resolve_trace(con, args.trace)
+        if trace_id is None:
+            return EXIT_USAGE
+        if args.format == "folded":
+            data = callctx_export.folded(con, trace_id, args.tree).encode()
+        else:
+            data = callctx_export.speedscope(con, trace_id, args.tree)
+    finally:
+        con.close()
+    if args.output:
+        Path(args.output).write_bytes(data)
+    else:
+        sys.stdout.buffer.write(data)
+    return EXIT_OK
+
+
+def run(args) -> int:
+    progress = Progress(quiet=args.quiet or args.json, verbose=args.verbose)
+    if args.executor == "dask" and not args.scheduler:
+        print("error  --executor dask needs --scheduler ADDRESS (e.g. tcp://scheduler:8786)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        summary = run_job.run(args.paths, args.out, jobs=args.jobs, prune=args.prune, on_outcome=progress.update,
+                              executor=args.executor, scheduler=args.scheduler)
+    except ImportError:
+        print("error  --executor dask needs the dask extra: pip install 'tracelake[dask]'", file=sys.stderr)
+        return EXIT_USAGE
+    progress.finish(summary)
+    if not args.no_reports and summary.files:
+        from .report_job import write_reports  # Altair and vl-convert: only when needed
+
+        con = connect(Path(args.out) / "lake")
+        try:
+            fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
+            failures = [f for f in summary.files if f["status"] == "error"]
+            index = write_reports(con, Path(args.out) / "reports", failures=failures, render_ids=fresh,
+                                  jobs=args.jobs)
+        finally:
+            con.close()
+        if not args.quiet and not args.json:
+            print(f"reports: {index.resolve()}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
+                                     "files": summary.files}, indent=1) + "\n")
+    if not summary.files:
+        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
+        return EXIT_SOME_FAILED
+    return EXIT_SOME_FAILED if summary.failed else EXIT_OK
+
+
+def report(args) -> int:
+    con = _open_lake(args.lake)
+    if con is None:
+        return EXIT_USAGE
+    # the reports pull in Altair and vl-convert: imported here, not at every command's start-up
+    from tracelake.analysis.database import connect_scoped
+    from tracelake.reports.render import trace_report
+
+    from .report_job import lake_path, trace_scopes, write_atomically, write_reports
+
+    try:
+        chosen = [_resolve_trace(con, wanted) for wanted in args.trace or []]
+        if None in chosen:
+            return EXIT_USAGE
+        out = Path(args.output)
+        if len(chosen) == 1:
+            scope = next(iter(trace_scopes(con, chosen)))
+            scoped = connect_scoped(lake_path(con), list(scope))
+            try:
+                page = trace_report(scoped, chosen[0], version=__version__)
+            finally:
+                scoped.close()
+            write_atomically(out, page)
+            if args.eml:
+                from tracelake.reports.email import build_message
+
+                Path(args.eml).write_bytes(build_message(page, f"tracelake report: {chosen[0]}").as_bytes())
+        else:
+            if args.eml:
+                print("error  --eml needs exactly one --trace (an index page links to other files)", file=sys.stderr)
+                return EXIT_USAGE
+            write_reports(con, out.with_name(out.stem + "_files"), chosen or None, index=out)
+    finally:
+        con.close()
+    print(out.resolve())
+    return EXIT_OK
+
+
+def mail(args) -> int:
+    import email
+    import email.policy
+    import os
+    import smtplib
+
+    from tracelake.reports.email import send
+
+    host, _, port = args.smtp.rpartition(":")
+    if not host or not port.isdigit():
+        print(f"error  --smtp {args.smtp!r}: expected HOST:PORT", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        msg = email.message_from_bytes(Path(args.eml).read_bytes(), policy=email.policy.SMTP)
+    except OSError as e:
+        print(f"error  {args.eml}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_USAGE
+    del msg["From"], msg["To"]
+    msg["From"], msg["To"] = args.sender, ", ".join(args.to)
+    try:
+        send(msg.as_bytes(), host, int(port), args.sender, args.to, args.starttls, args.user,
+             os.environ.get("TRACELAKE_SMTP_PASSWORD"))
+    except (OSError, smtplib.SMTPException) as e:
+        print(f"error  sending {args.eml} via {args.smtp}: {e}", file=sys.stderr)
+        return EXIT_SOME_FAILED
+    print(f"sent {args.eml} to {', '.join(args.to)}")
+    return EXIT_OK
+
+
+COMMANDS = {"ingest": ingest, "sql": sql, "relink": relink, "callctx": callctx, "run": run, "report": report,
+            "mail": mail}

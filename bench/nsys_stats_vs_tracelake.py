@@ -1,0 +1,93 @@
+"""tracelake against the tool users would otherwise run: NVIDIA's `nsys stats` and `nsys analyze`.
+
+Runs on the GPU machine, where Nsight Systems is installed (not part of `make bench`):
+
+    python3 bench/nsys_stats_vs_tracelake.py --nsys PATH/TO/nsys --tracelake 'python3 -m tracelake.analysis.cli' \
+        EXPORT.sqlite [EXPORT.sqlite ...]
+
+Every command is timed as a fresh process, end to end (median of --runs, after one warm-up), on the
+same machine in the same run:
+- nsys: `nsys stats` producing cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum,
+  cuda_api_sum and nvtx_sum as CSV in one process, plus `nsys analyze` for the gpu_gaps and
+  gpu_time_util rules;
+- tracelake: `tracelake ingest EXPORT --lake fresh_dir`, then one `tracelake sql --format csv`
+  process per matching view (what a user typing the commands runs).
+Prints a Markdown table for bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPORTS = ["cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_api_sum", "nvtx_sum"]
+RULES = ["gpu_gaps", "gpu_time_util"]
+# NVIDIA's report or rule -> the tracelake view that computes the same thing (docs/sql.md)
+VIEWS = {"cuda_gpu_kern_sum": "kernel_summary", "cuda_gpu_mem_time_sum": "memcpy_time_summary",
+         "cuda_gpu_mem_size_sum": "memcpy_size_summary", "cuda_api_sum": "api_summary", "nvtx_sum": "nvtx_summary",
+         "gpu_gaps": "gpu_gaps", "gpu_time_util": "gpu_utilization"}
+
+
+def timed(argv: list[str]) -> float:
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - t0
+    if done.returncode != 0:
+        sys.exit(f"{shlex.join(argv)} failed ({done.returncode}): {done.stderr.decode(errors='replace')[-2000:]}")
+    return elapsed
+
+
+def median_of(runs: int, once) -> float:
+    once()  # warm-up: page cache, Python bytecode, nsys' own caches
+    return statistics.median(once() for _ in range(runs))
+
+
+def nsys_side(nsys: str, export: Path, work: Path) -> tuple[float, float]:
+    stats = [nsys, "stats", "--force-overwrite", "true", "--format", "csv", "--output", str(work / "stats"),
+             "--report", ",".join(REPORTS), str(export)]
+    analyze = [nsys, "analyze", "--force-overwrite", "true", "--format", "csv", "--output", str(work / "analyze"),
+               "--rule", ",".join(RULES), str(export)]
+    return timed(stats), timed(analyze)
+
+
+def tracelake_side(tracelake: list[str], export: Path, work: Path) -> tuple[float, float]:
+    lake = work / "lake"
+    shutil.rmtree(lake, ignore_errors=True)
+    ingest = timed([*tracelake, "ingest", str(export), "--lake", str(lake)])
+    views = sum(timed([*tracelake, "sql", "--lake", str(lake), "--format", "csv", f"SELECT * FROM {view}"])
+                for view in VIEWS.values())
+    return ingest, views
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nsys", required=True)
+    parser.add_argument("--tracelake", required=True, help="the tracelake command, e.g. 'tracelake'")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("exports", nargs="+", type=Path)
+    args = parser.parse_args()
+    tracelake = shlex.split(args.tracelake)
+    print("| export | nsys stats (5 reports) | nsys analyze (2 rules) | nsys total | tracelake ingest | "
+          "tracelake 7 views | tracelake total | nsys / tracelake |")
+    print("|---|---|---|---|---|---|---|---|")
+    for export in args.exports:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            stats = median_of(args.runs, lambda: nsys_side(args.nsys, export, work)[0])
+            analyze = median_of(args.runs, lambda: nsys_side(args.nsys, export, work)[1])
+            ingest = median_of(args.runs, lambda: tracelake_side(tracelake, export, work)[0])
+            views = median_of(args.runs, lambda: tracelake_side(tracelake, export, work)[1])
+        ours, theirs = ingest + views, stats + analyze
+        print(f"| {export.name} | {stats:.2f} s | {analyze:.2f} s | {theirs:.2f} s | {ingest:.2f} s | {views:.2f} s | "
+              f"{ours:.2f} s | {theirs / ours:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

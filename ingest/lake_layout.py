@@ -1,0 +1,130 @@
+"""The lake's layout on disk: the one module that knows where a trace's files are (docs/lake.md).
+
+    <lake>/<table>/trace_id=<trace_id>/data.parquet    a partition: one table of one trace
+    <lake>/.staging/<trace_id>.<random>/<table>/       a trace being written
+    <lake>/tracelake.duckdb                            the database (analysis/database.py)
+
+Every table is written for every trace (hive partitioning: `trace_id` is the partition value, not
+a column inside the files). A trace is complete exactly when its `traces` partition exists: a
+writer renames the other tables into place first and `traces` last, and removes `traces` first.
+Everything else (the writer, the database, the batch job) asks this module for paths and lists.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from .schema import TABLES
+
+STAGING = ".staging"
+_KEY = "trace_id="
+_FILE = "data.parquet"
+# How docs spell a partition's path (docs/schema.md is generated with it).
+PARTITION_PATTERN = f"<table>/{_KEY}<trace_id>/{_FILE}"
+
+
+def partition_dir(lake: Path, table: str, trace_id: str) -> Path:
+    return Path(lake) / table / f"{_KEY}{trace_id}"
+
+
+def partition_file(lake: Path, table: str, trace_id: str) -> Path:
+    return partition_dir(lake, table, trace_id) / _FILE
+
+
+def trace_id_of(partition: Path) -> str:
+    """The trace id of a partition folder (<table>/trace_id=<id>)."""
+    return partition.name.removeprefix(_KEY)
+
+
+def table_files(lake: Path, table: str, trace_ids: list[str] | None = None) -> list[str]:
+    """What DuckDB's read_parquet should read for a table: a glob of all its partitions (none when
+    the table has none yet), or the files of these traces that exist."""
+    lake = Path(lake)
+    if trace_ids is None:
+        return [str(lake / table / f"{_KEY}*" / _FILE)] if any((lake / table).glob(f"{_KEY}*/{_FILE}")) else []
+    return [str(f) for t in trace_ids if (f := partition_file(lake, table, t)).exists()]
+
+
+def is_lake(lake: Path) -> bool:
+    """A folder tracelake wrote to (it has the `traces` table's folder)."""
+    return (Path(lake) / "traces").is_dir()
+
+
+def staging_dir(lake: Path, trace_id: str) -> Path:
+    """A fresh folder to write a trace's tables in (<staging>/<table>/data.parquet), then publish."""
+    return Path(lake) / STAGING / f"{trace_id}.{uuid.uuid4().hex[:8]}"
+
+
+def staged_file(staging: Path, table: str) -> Path:
+    return staging / table / _FILE
+
+
+def publish(lake: Path, trace_id: str, staging: Path) -> None:
+    """Move a staged trace into place, replacing any trace of that id: event tables first, `traces` last."""
+    delete_trace(lake, trace_id)
+    for name in [n for n in TABLES if n != "traces"] + ["traces"]:
+        final = partition_dir(lake, name, trace_id)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / name, final)
+
+
+def discard_staging(staging: Path) -> None:
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        staging.parent.rmdir()  # only when no other writer is staging
+    except OSError:
+        pass
+
+
+def delete_trace(lake: Path, trace_id: str) -> None:
+    """Remove a trace: its `traces` row first, so a crash midway leaves it incomplete, not half-valid."""
+    for name in ["traces"] + [n for n in TABLES if n != "traces"]:
+        shutil.rmtree(partition_dir(lake, name, trace_id), ignore_errors=True)
+
+
+def complete_trace_ids(lake: Path) -> set[str]:
+    root = Path(lake) / "traces"
+    if not root.is_dir():
+        return set()
+    return {trace_id_of(p) for p in root.iterdir() if (p / _FILE).is_file()}
+
+
+def remove_incomplete(lake: Path) -> list[str]:
+    """Delete partitions of traces without a `traces` row and leftover staging folders."""
+    lake = Path(lake)
+    complete = complete_trace_ids(lake)
+    removed = set()
+    for name in TABLES:
+        root = lake / name
+        if not root.is_dir():
+            continue
+        for part in root.iterdir():
+            trace_id = trace_id_of(part)
+            if trace_id not in complete:
+                shutil.rmtree(part, ignore_errors=True)
+                removed.add(trace_id)
+    shutil.rmtree(lake / STAGING, ignore_errors=True)
+    return sorted(removed)
+
+
+def prepare_for_writing(lake: Path) -> Path:
+    """Create the lake folder and clean up what an interrupted writer left; every writer calls it first."""
+    lake = Path(lake)
+    lake.mkdir(parents=True, exist_ok=True)
+    remove_incomplete(lake)
+    return lake
+
+
+def lake_index(lake: Path) -> dict[str, tuple[str, str]]:
+    """path -> (content_sha256, trace_id) of every complete trace in the lake (from its `traces` rows)."""
+    out = {}
+    for trace_id in complete_trace_ids(lake):
+        row = pq.read_table(partition_file(lake, "traces", trace_id), columns=["path", "content_sha256"]).to_pylist()
+        if row:
+            out[os.path.abspath(row[0]["path"])] = (row[0]["content_sha256"], trace_id)
+    return out
