@@ -41,6 +41,8 @@
 -- @column flops            Floating-point operations, FlopCounterMode's convention (a multiply-add
 --                          is 2); NULL for the bytes-only families and when the shapes are missing.
 -- @column bytes            Bytes read and written, each tensor once (NULL without dtypes).
+-- dtype_bytes(t): bytes per element of a recorded dtype ('c10::BFloat16' -> 2; NULL for
+-- non-tensors: 'Scalar', 'ScalarList', '').
 CREATE OR REPLACE MACRO dtype_bytes(t) AS
 CASE WHEN t IN ('double', 'long int', 'long', 'c10::complex<float>') THEN 8
      WHEN t IN ('float', 'int', 'unsigned int') THEN 4
@@ -49,6 +51,7 @@ CASE WHEN t IN ('double', 'long int', 'long', 'c10::complex<float>') THEN 8
           OR t LIKE 'c10::Float8%' THEN 1
      WHEN t = 'c10::complex<double>' THEN 16 END;
 
+-- dtype_precision(t): math precision of a recorded dtype ('float' -> 'fp32', ...).
 CREATE OR REPLACE MACRO dtype_precision(t) AS
 CASE WHEN t = 'double' THEN 'fp64' WHEN t = 'float' THEN 'fp32' WHEN t = 'c10::Half' THEN 'fp16'
      WHEN t = 'c10::BFloat16' THEN 'bf16' WHEN t LIKE 'c10::Float8%' THEN 'fp8'

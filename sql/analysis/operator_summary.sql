@@ -89,7 +89,8 @@ ASOF LEFT JOIN nodes e ON e.trace_id = c.trace_id AND e.pid = c.pid AND e.tid = 
 -- device_ns over rows counts nested work more than once, device_self_ns does not.
 -- One row per trace, operator and forward_op.
 -- operator_summary_by_shapes: the same per input shapes and dtypes too (PyTorch's
--- key_averages(group_by_input_shape=True)); operator_summary_by(with_shapes) is both.
+-- key_averages(group_by_input_shape=True)).
+-- operator_summary_by(with_shapes): both, as a table macro.
 --
 -- depends: operator_calls, op_launches, op_calls
 --

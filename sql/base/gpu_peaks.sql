@@ -79,7 +79,7 @@ INSERT INTO gpu_peaks VALUES
      'AMD Instinct MI300X data sheet (dense matrix rates)');
 
 -- device_peaks: each GPU of each trace with its gpu_peaks row (NULL peaks when the
--- GPU is not in the table).
+-- GPU is not in the table), with the gpu_peaks columns above.
 --
 -- @column trace_id   Trace.
 -- @column device_id  GPU.
@@ -95,7 +95,9 @@ SELECT d.trace_id, d.device_id, d.name AS device,
        arg_max(p.bf16_tflops, length(p.name_pattern)) AS bf16_tflops,
        arg_max(p.fp8_tflops, length(p.name_pattern)) AS fp8_tflops,
        arg_max(p.int8_tops, length(p.name_pattern)) AS int8_tops,
-       arg_max(p.memory_tbps, length(p.name_pattern)) AS memory_tbps
+       arg_max(p.memory_tbps, length(p.name_pattern)) AS memory_tbps,
+       arg_max(p.name_pattern, length(p.name_pattern)) AS name_pattern,
+       arg_max(p.source, length(p.name_pattern)) AS source
 FROM devices d
 LEFT JOIN gpu_peaks p ON regexp_matches(d.name, p.name_pattern, 'i')
 GROUP BY d.trace_id, d.device_id, d.name;
