@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import jinja2
 
-from . import charts, data, theme
+from . import charts, data, operators, theme
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("tracelake.reports", "templates"),
@@ -76,6 +76,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "its share of all GPU time (Python frames > operators > kernels).", charts.icicle(tree)))
     findings = data.findings_table(con, trace_id)
     rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
+    points, roof_rows = operators.roofline_points(con, trace_id), operators.roofs(con, trace_id)
+    roofline = _svg_uri(operators.roofline_chart(points, roof_rows)) if points.height and roof_rows.height else None
     k = data.headline(con, trace_id, temporal, kernels, findings)
     known = h | {"idle_pct": k["idle_pct"], "compute_pct": k["compute_pct"], "findings": k["findings"],
                  "top_kernel": kernels[0]["name"] if kernels else None}
@@ -85,7 +87,9 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
-        ranks=data.rank_rows(con, trace_id), links=links or {}, version=version)
+        ranks=data.rank_rows(con, trace_id), links=links or {}, version=version,
+        ops=operators.operator_rows(con, trace_id), op_head=operators.headline(con, trace_id),
+        mfu_steps=operators.mfu_rows(con, trace_id), roofline=roofline)
     return TracePage(html, index_row)
 
 

@@ -11,6 +11,7 @@
 -- @column rank             Distributed rank (NULL when unknown).
 -- @column pid              Process.
 -- @column step             Step range name (as in steps).
+-- @column start_ns         Step start (ns).
 -- @column wall_ns          Step wall time (ns).
 -- @column flops            Model FLOPs of the calls that started in the step.
 -- @column achieved_tflops  flops / wall time (TFLOP/s).
@@ -28,7 +29,7 @@ WITH per_step AS (
     WHERE flops IS NOT NULL AND step IS NOT NULL
     GROUP BY trace_id, pid, step
 )
-SELECT s.trace_id, t.rank, s.pid, s.step, s.end_ns - s.start_ns AS wall_ns,
+SELECT s.trace_id, t.rank, s.pid, s.step, s.start_ns, s.end_ns - s.start_ns AS wall_ns,
        CAST(coalesce(p.flops, 0) AS BIGINT) AS flops,
        coalesce(p.flops, 0) / (s.end_ns - s.start_ns) / 1e3 AS achieved_tflops,
        CASE WHEN p.without_peak = 0 THEN p.flops / p.peak_ns / 1e3 END AS peak_tflops,
