@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from tracelake.analysis import __version__
 from tracelake.analysis.database import connect
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.lake_writer import write_trace
@@ -29,7 +30,7 @@ def run() -> list[tuple[str, str]]:
     t_ingest = best_of(lambda: ingest_file(path))
     tmp = Path(tempfile.mkdtemp(prefix="tracelake-bench-ops-"))
     try:
-        write_trace(tmp / "lake", result.trace_id, result.tables)
+        write_trace(tmp / "lake", result.trace_id, result.tables, tracelake_version=__version__)
         con = connect(tmp / "lake")
         times = {v: best_of(lambda v=v: con.execute(f"SELECT count(*) FROM (SELECT * FROM {v})").fetchone())
                  for v in VIEWS + MORE}

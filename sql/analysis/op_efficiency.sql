@@ -48,7 +48,8 @@ gpu_time AS (
     -- do not nest, so the latest one that started before the launch is the only candidate
     SELECT m.trace_id, m.op_id, sum(l.duration_ns) AS device_ns, count(*) AS kernels,
            min(l.device_id) AS device_id,
-           bool_or(m.precision = 'fp32' AND regexp_matches(l.name, 'tf32|s1688gemm|s16816gemm', 'i')) AS tf32_kernels
+           bool_or(CASE WHEN m.precision = 'fp32' THEN regexp_matches(l.name, 'tf32|s1688gemm|s16816gemm', 'i') END)
+               AS tf32_kernels
     FROM op_launches l
     ASOF JOIN m ON m.trace_id = l.trace_id AND m.pid = l.pid AND m.tid = l.tid AND m.start_ns <= l.launch_ns
     WHERE l.launch_ns <= m.end_ns
@@ -76,7 +77,7 @@ placed AS (
            END AS roof_ns
     FROM rated r
 )
-SELECT p.trace_id, t.rank, p.pid, p.tid, p.op_id, CASE WHEN s.end_ns >= p.start_ns THEN s.step END AS step, p.start_ns, p.name, p.category, p.model,
+SELECT p.trace_id, t.rank, p.pid, p.tid, p.op_id, s.step, p.start_ns, p.name, p.category, p.model,
        p.dtype, p.roof_precision AS precision, p.shapes, p.is_causal, p.flops, p.bytes,
        CAST(p.device_ns AS BIGINT) AS device_ns, p.kernels, p.device_id, p.gpu,
        p.achieved_tflops, p.achieved_tbps, p.arithmetic_intensity, p.peak_tflops, p.peak_tbps,
@@ -88,4 +89,5 @@ SELECT p.trace_id, t.rank, p.pid, p.tid, p.op_id, CASE WHEN s.end_ns >= p.start_
        100.0 * p.roof_ns / nullif(p.device_ns, 0) AS roof_pct
 FROM placed p
 JOIN traces t USING (trace_id)
-ASOF LEFT JOIN step_ranges s ON s.trace_id = p.trace_id AND s.pid = p.pid AND s.start_ns <= p.start_ns;
+LEFT JOIN step_ranges s ON s.trace_id = p.trace_id AND s.pid = p.pid AND p.start_ns >= s.start_ns
+                        AND p.start_ns < s.end_ns;

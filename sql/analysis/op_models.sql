@@ -100,7 +100,7 @@ candidates AS (
 ),
 outermost AS (
     -- a modelled call inside another modelled call on the same thread is not counted again;
-    -- but a call that holds a call of the same operator (autocast records aten::addmm with
+    -- but a call whose child is a call of the same operator (autocast records aten::addmm with
     -- the fp32 inputs, casts them, and calls aten::addmm again with bf16 ones) is a wrapper:
     -- the inner call is the one FlopCounterMode sees
     SELECT *
@@ -108,22 +108,15 @@ outermost AS (
         SELECT *, max(end_ns) OVER (PARTITION BY trace_id, source, pid, tid
                                     ORDER BY start_ns, end_ns DESC, op_id
                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS enclosing_end_ns
-        FROM (
-            SELECT *, lead(start_ns) OVER (PARTITION BY trace_id, source, pid, tid, name
-                                           ORDER BY start_ns, end_ns DESC, op_id) AS next_same_start_ns
-            FROM candidates
-        )
-        WHERE next_same_start_ns IS NULL OR next_same_start_ns >= end_ns
+        FROM candidates c
+        WHERE NOT EXISTS (SELECT 1 FROM candidates w
+                          WHERE w.trace_id = c.trace_id AND w.parent_op_id = c.op_id AND w.name = c.name)
     )
     WHERE enclosing_end_ns IS NULL OR enclosing_end_ns < end_ns
 ),
 parsed AS (
-    SELECT o.*,
-           op_input_dims(o.source, o.inputs_raw) AS input_dims,
-           json_transform(op_input_dims(o.source, o.inputs_raw), '[["BIGINT"]]') AS d,
-           json_transform(op_input_types(o.source, o.inputs_raw), '["VARCHAR"]') AS t,
-           json_transform(op_concrete_inputs(o.source, o.inputs_raw), '["VARCHAR"]') AS ci
-    FROM outermost o
+    SELECT o.*, i['Input Dims'] AS d, i['Input type'] AS t, i['Concrete Inputs'] AS ci
+    FROM (SELECT *, op_inputs(source, inputs_raw) AS i FROM outermost) o
 ),
 tensors AS (
     -- the tensor inputs (a dtype, or any shape when the source records no dtypes)
@@ -196,7 +189,7 @@ counted AS (
     FROM conv_out
 )
 SELECT trace_id, source, op_id, pid, tid, start_ns, end_ns, name, category, model, sequence_number,
-       CAST(input_dims AS VARCHAR) AS shapes, dtype,
+       CAST(d AS VARCHAR) AS shapes, dtype,
        CASE WHEN model = 'scaled_mm' THEN 'fp8' ELSE dtype_precision(dtype) END AS precision,
        CASE WHEN model IN ('sdpa_fwd', 'sdpa_bwd') THEN TRY_CAST(ci[CASE name
                 WHEN 'aten::_scaled_dot_product_flash_attention' THEN 5

@@ -28,6 +28,8 @@
 -- op_input_dims(source, inputs_raw): input shapes, JSON list of lists (NULL without record_shapes).
 -- op_input_types(source, inputs_raw): input dtypes, JSON list (NULL for NVTX ranges).
 -- op_concrete_inputs(source, inputs_raw): scalar arguments, JSON list of strings (NULL for NVTX ranges).
+-- op_inputs(source, inputs_raw): all three parsed at once (one JSON parse), as a STRUCT
+-- ("Input Dims" BIGINT[][], "Input type" VARCHAR[], "Concrete Inputs" VARCHAR[]).
 CREATE OR REPLACE MACRO op_input_dims(source, raw) AS
 CASE WHEN source = 'nvtx' THEN CAST(nullif(regexp_extract(raw, ', sizes = (\[.*\]), input_op_ids = ', 1), '') AS JSON)
      ELSE coalesce(json_extract(raw, '$."Input Dims"'), json_extract(raw, '$."Input dims"')) END;
@@ -37,6 +39,17 @@ CASE WHEN source = 'cpu_ops' THEN json_extract(raw, '$."Input type"') END;
 
 CREATE OR REPLACE MACRO op_concrete_inputs(source, raw) AS
 CASE WHEN source = 'cpu_ops' THEN json_extract(raw, '$."Concrete Inputs"') END;
+
+CREATE OR REPLACE MACRO op_inputs(source, raw) AS
+CASE WHEN source = 'nvtx'
+     THEN {'Input Dims': json_transform(CAST(nullif(regexp_extract(raw, ', sizes = (\[.*\]), input_op_ids = ', 1), '')
+                                                 AS JSON), '[["BIGINT"]]'),
+           'Input type': CAST(NULL AS VARCHAR[]), 'Concrete Inputs': CAST(NULL AS VARCHAR[])}
+     -- 2021 traces write 'Input dims'
+     ELSE json_transform(CASE WHEN contains(raw, '"Input dims"') THEN replace(raw, '"Input dims"', '"Input Dims"')
+                              ELSE raw END,
+                         '{"Input Dims": [["BIGINT"]], "Input type": ["VARCHAR"], "Concrete Inputs": ["VARCHAR"]}')
+END;
 
 CREATE OR REPLACE VIEW op_calls AS
 SELECT trace_id, 'cpu_ops' AS source, op_id, parent_op_id, depth, pid, tid, start_ns, end_ns, duration_ns,
