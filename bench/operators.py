@@ -3,7 +3,9 @@ cost at most a fifth of the trace's ingest).
 
 The trace is ingested (decode + tables, as the callctx case measures it) and written to a lake of
 its own; each operator view is then fully evaluated (`SELECT count(*) FROM (SELECT * FROM view)`)
-on the lake's database, best of three.
+on the lake's database, best of three. DuckDB binds and optimizes the views' SQL anew for every
+query, a cost that does not grow with the trace: it is measured apart (`EXPLAIN` of the same query)
+and the execution is the rest.
 """
 
 from __future__ import annotations
@@ -32,16 +34,20 @@ def run() -> list[tuple[str, str]]:
     try:
         write_trace(tmp / "lake", result.trace_id, result.tables, tracelake_version=__version__)
         con = connect(tmp / "lake")
-        times = {v: best_of(lambda v=v: con.execute(f"SELECT count(*) FROM (SELECT * FROM {v})").fetchone())
-                 for v in VIEWS + MORE}
+        query = "SELECT count(*) FROM (SELECT * FROM {})"
+        times = {v: best_of(lambda v=v: con.execute(query.format(v)).fetchall()) for v in VIEWS + MORE}
+        plans = {v: best_of(lambda v=v: con.execute("EXPLAIN " + query.format(v)).fetchall()) for v in VIEWS + MORE}
         calls = con.execute("SELECT count(*) FROM op_efficiency").fetchone()[0]
         con.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     total = sum(times[v] for v in VIEWS)
+    planning = sum(plans[v] for v in VIEWS)
     rows = [("Operator views on the 89 MB / 281k-event trace", f"{calls:,} modelled calls"),
             ("  ingest of the trace (decode + tables)", f"{t_ingest:.3f} s")]
-    rows += [(f"  {v}", f"{times[v]:.3f} s") for v in VIEWS]
-    rows += [("  the five views together; / ingest (target <= 0.20)", f"{total:.3f} s; {total / t_ingest:.2f}")]
-    rows += [(f"  {v} (not in the target)", f"{times[v]:.3f} s") for v in MORE]
+    rows += [(f"  {v}: total (planning)", f"{times[v]:.3f} s ({plans[v]:.3f} s)") for v in VIEWS]
+    rows += [("  the five views together; / ingest (target <= 0.20)", f"{total:.3f} s; {total / t_ingest:.2f}"),
+             ("  of which planning (binding and optimizing the SQL, fixed per query)", f"{planning:.3f} s"),
+             ("  execution only; / ingest", f"{total - planning:.3f} s; {(total - planning) / t_ingest:.2f}")]
+    rows += [(f"  {v} (not in the target): total (planning)", f"{times[v]:.3f} s ({plans[v]:.3f} s)") for v in MORE]
     return rows

@@ -69,7 +69,7 @@ CREATE OR REPLACE VIEW op_models AS
 WITH names AS (
     -- the model of each operator name, evaluated once per name (unnest(list(DISTINCT)) keeps
     -- DuckDB from pushing the category test down to every call)
-    SELECT name, op_category(name) AS category,
+    SELECT name, category,
            CASE
                WHEN name = 'aten::mm' THEN 'mm'
                WHEN name = 'aten::addmm' THEN 'addmm'
@@ -84,13 +84,14 @@ WITH names AS (
                WHEN name IN ('aten::_scaled_dot_product_flash_attention_backward',
                              'aten::_scaled_dot_product_efficient_attention_backward',
                              'aten::_scaled_dot_product_cudnn_attention_backward') THEN 'sdpa_bwd'
-               WHEN op_category(name) IN ('norm', 'softmax', 'elementwise') THEN 'bytes'
+               WHEN category IN ('norm', 'softmax', 'elementwise') THEN 'bytes'
                WHEN name IN ('aten::sum', 'aten::mean', 'aten::amax', 'aten::amin', 'aten::max', 'aten::min',
                              'aten::norm', 'aten::linalg_vector_norm', 'aten::prod', 'aten::var',
                              'aten::std', 'aten::var_mean', 'aten::std_mean', 'aten::logsumexp',
                              'aten::argmax', 'aten::argmin', 'aten::any', 'aten::all') THEN 'bytes'
            END AS model
-    FROM (SELECT unnest(list(DISTINCT name)) AS name FROM op_calls WHERE name LIKE 'aten::%')
+    FROM (SELECT name, op_category(name) AS category
+          FROM (SELECT unnest(list(DISTINCT name)) AS name FROM op_calls WHERE name LIKE 'aten::%'))
 ),
 candidates AS (
     SELECT c.*, n.category, n.model
