@@ -63,3 +63,15 @@ SELECT trace_id, 'nvtx', annotation_id, parent_id, depth, pid, tid, start_ns, en
 FROM annotations
 WHERE kind = 'push_pop' AND domain IS NULL AND end_ns IS NOT NULL
   AND regexp_matches(name, '^[^,]+, (seq = -?[0-9]+, )?op_id = [0-9]+');
+
+-- op_shapes_recorded: the processes whose operator calls carry input shapes (PyTorch
+-- record_shapes, or emit_nvtx ranges with sizes): without them no call can be modelled,
+-- and the model views say NULL rather than 0.
+--
+-- @column trace_id  Trace.
+-- @column pid       Process.
+CREATE OR REPLACE VIEW op_shapes_recorded AS
+SELECT DISTINCT trace_id, pid
+FROM op_calls
+WHERE CASE source WHEN 'nvtx' THEN contains(inputs_raw, ', sizes = ')
+                  ELSE contains(inputs_raw, '"Input Dims"') OR contains(inputs_raw, '"Input dims"') END;

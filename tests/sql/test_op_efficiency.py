@@ -65,3 +65,16 @@ def test_mfu_counts_each_call_at_its_own_peak(con):
     assert row == pytest.approx((1_000_000, 3e9, 3e9 / 1e6 / 1e3, 3e9 / peak_ns / 1e3, 100 * peak_ns / 1e6, 2000))
     (cov,) = rows(con, "SELECT gpu_ns, modelled_ns, flops_modelled_ns, coverage_pct, has_shapes FROM model_coverage")
     assert cov == (3000, 3000, 2000, 100.0, True)
+
+
+def test_without_shapes_the_numbers_are_null_not_zero(con):
+    trace(con)
+    given(con, "annotations", ANNOTATION, [STEP])
+    given(con, "cpu_ops", ["trace_id", "op_id", "start_ns", "end_ns", "duration_ns", "pid", "tid", "name", "external_id",
+                           "args_json"], [("t", 1, 100, 900, 800, 1, 1, "aten::mm", 1, '{"External id": 1}')])
+    given(con, "kernels", ["trace_id", "start_ns", "end_ns", "duration_ns", "device_id", "pid", "tid", "external_id",
+                           "name"], [("t", 200, 700, 500, 0, 1, 1, 1, "gemm")])
+    load_sql(con, "analysis/mfu.sql")
+    assert rows(con, "SELECT flops, mfu_pct, flops_device_ns FROM mfu") == [(None, None, None)]
+    assert rows(con, "SELECT gpu_ns, modelled_ns, coverage_pct, has_shapes FROM model_coverage") == [
+        (500, None, None, False)]
