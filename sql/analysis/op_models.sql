@@ -116,20 +116,21 @@ outermost AS (
     WHERE enclosing_end_ns IS NULL OR enclosing_end_ns < end_ns
 ),
 parsed AS (
-    SELECT o.*, i['Input Dims'] AS d, i['Input type'] AS t, i['Concrete Inputs'] AS ci
+    SELECT o.*, i['Input Dims'] AS d, i['Input type'] AS t, i['Concrete Inputs'] AS ci,
+           list_transform(i['Input type'], lambda x: dtype_bytes(x)) AS eb
     FROM (SELECT *, op_inputs(source, inputs_raw) AS i FROM outermost) o
 ),
 tensors AS (
     -- the tensor inputs (a dtype, or any shape when the source records no dtypes)
     SELECT *,
            list_filter(range(1, len(d) + 1), lambda i: CASE WHEN t IS NULL THEN len(d[i]) > 0
-                                                             ELSE dtype_bytes(t[i]) IS NOT NULL END) AS ti
+                                                             ELSE eb[i] IS NOT NULL END) AS ti
     FROM parsed
 ),
 shaped AS (
     SELECT *,
            t[ti[1]] AS dtype,
-           dtype_bytes(t[ti[1]]) AS bpe,
+           eb[ti[1]] AS bpe,
            -- GEMM operands: [M, K] x [K, N], batched [B, M, K] x [B, K, N]
            CASE model WHEN 'mm' THEN d[1] WHEN 'scaled_mm' THEN d[1] WHEN 'bmm' THEN d[1]
                       WHEN 'addmm' THEN d[2] WHEN 'baddbmm' THEN d[2] END AS a,
@@ -185,8 +186,8 @@ counted AS (
                -- recompute QK^T, dP, dV, dQ, dK (3 with Dq, 2 with Dv)
                WHEN 'sdpa_bwd' THEN 2 * d[2][1] * d[2][2] * d[2][3] * d[3][3] * (3 * d[2][4] + 2 * d[4][4])
            END AS flops_raw,
-           list_sum(list_transform(ti, lambda i: numel(d[i]) * dtype_bytes(t[i]))) AS input_bytes,
-           list_max(list_transform(ti, lambda i: numel(d[i]) * dtype_bytes(t[i]))) AS largest_input_bytes
+           list_sum(list_transform(ti, lambda i: numel(d[i]) * eb[i])) AS input_bytes,
+           list_max(list_transform(ti, lambda i: numel(d[i]) * eb[i])) AS largest_input_bytes
     FROM conv_out
 )
 SELECT trace_id, source, op_id, pid, tid, start_ns, end_ns, name, category, model, sequence_number,
@@ -205,7 +206,7 @@ SELECT trace_id, source, op_id, pid, tid, start_ns, end_ns, name, category, mode
        CAST(CASE model
            -- GEMM: A, B and the output [M, N] (+ the bias / added matrix)
            WHEN 'mm' THEN (numel(a) + numel(b) + a[1] * b[2]) * bpe
-           WHEN 'scaled_mm' THEN numel(a) * dtype_bytes(t[1]) + numel(b) * dtype_bytes(t[2]) + a[1] * b[2] * 2
+           WHEN 'scaled_mm' THEN numel(a) * eb[1] + numel(b) * eb[2] + a[1] * b[2] * 2
            WHEN 'addmm' THEN (numel(d[1]) + numel(a) + numel(b) + a[1] * b[2]) * bpe
            WHEN 'bmm' THEN (numel(a) + numel(b) + a[1] * a[2] * b[3]) * bpe
            WHEN 'baddbmm' THEN (numel(d[1]) + numel(a) + numel(b) + a[1] * a[2] * b[3]) * bpe

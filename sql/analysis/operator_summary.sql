@@ -30,8 +30,8 @@
 CREATE OR REPLACE VIEW operator_calls AS
 WITH names AS (
     -- one category per name (unnest(list(DISTINCT)) evaluates it once per name)
-    SELECT name, op_category(name) AS category, op_base_name(name) AS base
-    FROM (SELECT unnest(list(DISTINCT name)) AS name FROM op_calls)
+    SELECT name, op_category_of_base(base, name) AS category, base
+    FROM (SELECT name, op_base_name(name) AS base FROM (SELECT unnest(list(DISTINCT name)) AS name FROM op_calls))
 ),
 children AS (
     SELECT trace_id, parent_op_id AS op_id, sum(duration_ns) AS child_ns

@@ -15,7 +15,8 @@ replace(regexp_replace(regexp_replace(lower(name),
         '^autograd::engine::evaluate_function: |^[a-z0-9_]+::', ''),
         '(_?backward[0-9]*(_data)?|_)$', ''), '_', '');
 
-CREATE OR REPLACE MACRO _op_category_of_base(b, name) AS
+-- op_category_of_base(base, name): op_category for a name whose op_base_name is already known.
+CREATE OR REPLACE MACRO op_category_of_base(b, name) AS
 CASE
     WHEN regexp_matches(name, '^(c10d|nccl|gloo|record_param_comms)|^c10d::|^nccl:', 'i')
          OR regexp_matches(b, '^(allreduce|allgather.*|reducescatter.*|alltoall.*|broadcast|barrier|send|recv|recordparamcomms|allreducecoalesced|allgatherintotensor.*)$')
@@ -40,4 +41,4 @@ CASE
     ELSE 'other'
 END;
 
-CREATE OR REPLACE MACRO op_category(name) AS _op_category_of_base(op_base_name(name), name);
+CREATE OR REPLACE MACRO op_category(name) AS op_category_of_base(op_base_name(name), name);
