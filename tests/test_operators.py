@@ -164,3 +164,20 @@ def test_nsight_autograd_nvtx_ranges_use_the_same_models(corpus_con):
     # every step after the first does the same work
     later = [{op: f for (s, op), f in per_step.items() if s == step} for step in sorted(steps)[1:]]
     assert all(x == later[0] for x in later)
+
+
+def test_a_lake_written_before_the_operator_tree_columns_still_opens(tmp_path):
+    import pyarrow.parquet as pq
+
+    from tracelake.analysis.cli import main
+
+    lake = tmp_path / "lake"
+    assert main(["ingest", str(RECORDED / f"{ODD}.pt.trace.json.gz"), "--lake", str(lake), "--quiet"]) == 0
+    (part,) = (lake / "cpu_ops").glob("trace_id=*/data.parquet")
+    pq.write_table(pq.read_table(part).drop_columns(["parent_op_id", "depth"]), part)
+    (lake / "tracelake.duckdb").unlink()
+    con = connect(lake)
+    assert con.execute("SELECT count(*), count(parent_op_id) FROM cpu_ops").fetchone()[1] == 0
+    # no operator tree: FLOPs still counted, autograd wrappers no longer recognised
+    assert con.execute("SELECT count(*) FROM op_efficiency WHERE flops > 0").fetchone()[0] > 0
+    con.close()
