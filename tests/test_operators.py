@@ -168,7 +168,6 @@ def test_nsight_autograd_nvtx_ranges_use_the_same_models(corpus_con):
 
 def test_a_lake_written_before_the_operator_tree_columns_still_opens(tmp_path):
     import pyarrow.parquet as pq
-
     from tracelake.analysis.cli import main
 
     lake = tmp_path / "lake"
