@@ -48,6 +48,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stack: code that launched the work (default); nvtx: NVTX ranges / user annotations")
     s.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
 
+    s = sub.add_parser("whatif", help="each step's critical path if a class of its edges were shortened",
+                       description="Re-run each step's longest path with the edges of the named classes scaled "
+                                   "(Holistic Trace Analysis' critical-path simulation). Classes: cpu, data_loading, "
+                                   "launch_overhead, kernel_to_kernel, gpu_compute, communication, memcpy, "
+                                   "sync_wait. Without --scale: the standard scenarios (CUDA graphs, launch "
+                                   "overhead halved, ...).",
+                       epilog="Example: tracelake whatif --lake lake/ --scale kernel_to_kernel=0 "
+                              "--scale launch_overhead=0.5")
+    s.add_argument("--lake", required=True, metavar="DIR")
+    s.add_argument("--trace", metavar="ID", help="trace id (or a unique prefix of one); default: every trace")
+    s.add_argument("--scale", action="append", metavar="CLASS=FACTOR", help="repeatable; 0 removes the class")
+    s.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
     s = sub.add_parser("run", help="the batch job: trace directories -> lake and database (incremental, parallel)",
                        description="Ingest every trace under the given directories into OUT/lake, in parallel. "
                                    "Re-running skips unchanged files (content hash), re-ingests changed ones and, "

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 from tracelake.ingest import lake_layout
 
-from . import __version__, callctx_export, run_job
+from . import __version__, callctx_export, critpath_whatif, run_job
 from .database import DB_FILE, build_database, connect
 from .ingest_job import FileOutcome, ingest_paths
 from .output import write_result
@@ -106,6 +106,30 @@ def callctx(args) -> int:
     return EXIT_OK
 
 
+def whatif(args) -> int:
+    try:
+        scenarios = ([(" ".join(args.scale), critpath_whatif.parse_scale(args.scale))] if args.scale
+                     else list(critpath_whatif.STANDARD_SCENARIOS))
+    except ValueError as e:
+        print(f"error  {e}", file=sys.stderr)
+        return EXIT_USAGE
+    con = _open_lake(args.lake)
+    if con is None:
+        return EXIT_USAGE
+    try:
+        trace_ids = None
+        if args.trace:
+            trace_id = _resolve_trace(con, args.trace)
+            if trace_id is None:
+                return EXIT_USAGE
+            trace_ids = [trace_id]
+        frame = critpath_whatif.whatif(con, scenarios, trace_ids)
+        write_result(con.from_arrow(frame.to_arrow()), args.format, sys.stdout)
+    finally:
+        con.close()
+    return EXIT_OK
+
+
 def run(args) -> int:
     progress = Progress(quiet=args.quiet or args.json, verbose=args.verbose)
     if args.executor == "dask" and not args.scheduler:
@@ -159,7 +183,8 @@ def report(args) -> int:
             scope = next(iter(trace_scopes(con, chosen)))
             scoped = connect_scoped(lake_path(con), list(scope))
             try:
-                page = trace_report(scoped, chosen[0], version=__version__)
+                page = trace_report(scoped, chosen[0], version=__version__,
+                                    whatif=critpath_whatif.report_rows(scoped, chosen[0]))
             finally:
                 scoped.close()
             write_atomically(out, page)
@@ -207,5 +232,5 @@ def mail(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"ingest": ingest, "sql": sql, "relink": relink, "callctx": callctx, "run": run, "report": report,
-            "mail": mail}
+COMMANDS = {"ingest": ingest, "sql": sql, "relink": relink, "callctx": callctx, "whatif": whatif, "run": run,
+            "report": report, "mail": mail}

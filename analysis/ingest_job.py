@@ -13,7 +13,7 @@ from tracelake.ingest.errors import TraceError
 from tracelake.ingest.lake_layout import prepare_for_writing
 from tracelake.ingest.lake_writer import write_trace
 
-from . import __version__, callctx_build
+from . import __version__, callctx_build, critpath_build
 from .database import build_database
 
 
@@ -37,11 +37,23 @@ def _calling_context(result) -> dict:
         return {}
 
 
+def _critical_path(result) -> dict:
+    """The critical-path tables; a failure there costs the trace its critical path, not its data."""
+    try:
+        tables, warnings = critpath_build.build(result.tables)
+    except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
+        result.warnings.append(f"critical path not built: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        return {}
+    result.warnings.extend(warnings)
+    return tables
+
+
 def ingest_one(path: str, lake: Path) -> FileOutcome:
     t0 = time.perf_counter()
     try:
         result = ingest_file(path)
         result.tables.update(_calling_context(result))
+        result.tables.update(_critical_path(result))
         write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     except TraceError as e:
         return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e))

@@ -16,7 +16,7 @@ from pathlib import Path
 from tracelake.reports.data import INDEX_COLUMNS, frozen, index_rows
 from tracelake.reports.render import index_report, trace_page
 
-from . import __version__
+from . import __version__, critpath_whatif
 from .database import ScopedDatabase
 from .worker_pool import process_pool
 
@@ -95,7 +95,8 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
     con = db.load(scope)
     with frozen(con, SHARED_VIEWS):
         for trace_id, path in pages:
-            page = trace_page(con, trace_id, siblings, version=__version__)
+            page = trace_page(con, trace_id, siblings, version=__version__,
+                              whatif=critpath_whatif.report_rows(con, trace_id))
             write_atomically(Path(path), page.html)
             write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
 

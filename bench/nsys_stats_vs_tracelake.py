@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 REPORTS = ["cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "cuda_api_sum", "nvtx_sum"]
@@ -44,9 +45,10 @@ def timed(argv: list[str]) -> float:
     return elapsed
 
 
-def median_of(runs: int, once) -> float:
-    once()  # warm-up: page cache, Python bytecode, nsys' own caches
-    return statistics.median(once() for _ in range(runs))
+def median_of(runs: int, once, part: int) -> float:
+    """Median over runs of once()[part], after one warm-up call (page cache, bytecode, nsys' caches)."""
+    once()
+    return statistics.median(once()[part] for _ in range(runs))
 
 
 def nsys_side(nsys: str, export: Path, work: Path) -> tuple[float, float]:
@@ -80,10 +82,12 @@ def main() -> None:
     for export in args.exports:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
-            stats = median_of(args.runs, lambda: nsys_side(args.nsys, export, work)[0])
-            analyze = median_of(args.runs, lambda: nsys_side(args.nsys, export, work)[1])
-            ingest = median_of(args.runs, lambda: tracelake_side(tracelake, export, work)[0])
-            views = median_of(args.runs, lambda: tracelake_side(tracelake, export, work)[1])
+            nsys = partial(nsys_side, args.nsys, export, work)
+            tl = partial(tracelake_side, tracelake, export, work)
+            stats = median_of(args.runs, nsys, 0)
+            analyze = median_of(args.runs, nsys, 1)
+            ingest = median_of(args.runs, tl, 0)
+            views = median_of(args.runs, tl, 1)
         ours, theirs = ingest + views, stats + analyze
         print(f"| {export.name} | {stats:.2f} s | {analyze:.2f} s | {theirs:.2f} s | {ingest:.2f} s | {views:.2f} s | "
               f"{ours:.2f} s | {theirs / ours:.2f} |", flush=True)

@@ -394,5 +394,57 @@ _table(
     _c("bytes", I64, "Bytes moved or set (memcpy/memset).", DERIVED),
 )
 
+_table(
+    "cp_steps",
+    "Critical path of each step (analysis/critpath_build.py, at ingest): its window and the length of the longest "
+    "path through its dependency graph (HTA's critical path). The views critical_path* read it.",
+    _c("step_id", I64, "Step id within the trace (cp_nodes.step_id, cp_edges.step_id).", DERIVED),
+    _c("pid", I64, "Process of the step range (NULL for the whole-trace step).", DERIVED),
+    _c("step", STR, "Step range name (ProfilerStep#N, step N); '(trace)' when the trace has no step ranges.", DERIVED),
+    _c("step_index", I64, "Order of the step in its process (0 = first), as in the steps view.", DERIVED),
+    _c("start_ns", I64, "Step range start (ns).", DERIVED),
+    _c("end_ns", I64, "Step range end (ns).", DERIVED),
+    _c("has_sync_events", BOOL, "The trace records GPU synchronizations (Kineto cuda_sync, CUPTI "
+                                "SYNCHRONIZATION); without them CPU waits on the GPU are unseen.", DERIVED),
+    _c("path_ns", I64, "Length of the longest path (sum of its edge weights, ns).", DERIVED),
+    _c("path_ok", BOOL, "False when no path could be computed (the graph had a cycle).", DERIVED),
+)
+
+_table(
+    "cp_nodes",
+    "Nodes of the critical-path graphs: the start and the end of each event in a step's graph.",
+    _c("node_id", I64, "Node id within the trace: 2 x event_id for the start, 2 x event_id + 1 for the end.", DERIVED),
+    _c("event_id", I64, "Event id within the trace.", DERIVED),
+    _c("step_id", I64, "cp_steps.step_id.", DERIVED),
+    _c("ts_ns", I64, "Time of the node (the event's start or end, ns).", DERIVED),
+    _c("is_start", BOOL, "True for the start node of the event.", DERIVED),
+    _c("kind", STR, "'cpu_op', 'call' (CUDA runtime/driver API), 'nvtx', 'kernel', 'memcpy' or 'memset'.", DERIVED),
+    _c("name", STR, "Event name.", DERIVED),
+    _c("pid", I64, "Process.", DERIVED),
+    _c("tid", I64, "Thread (CPU events).", DERIVED),
+    _c("device_id", I32, "GPU (GPU events).", DERIVED),
+    _c("stream_id", I64, "Stream (GPU events).", DERIVED),
+    _c("correlation_id", I64, "Correlation id (calls and GPU events).", DERIVED),
+    _c("start_ns", I64, "Event start (ns).", DERIVED),
+    _c("end_ns", I64, "Event end (ns).", DERIVED),
+)
+
+_table(
+    "cp_edges",
+    "Edges of the critical-path graphs, typed and weighted (see analysis/critpath_graph.py for the types).",
+    _c("edge_id", I64, "Edge id within the trace.", DERIVED),
+    _c("step_id", I64, "cp_steps.step_id.", DERIVED),
+    _c("src_node", I64, "cp_nodes.node_id it leaves.", DERIVED),
+    _c("dst_node", I64, "cp_nodes.node_id it enters.", DERIVED),
+    _c("edge_type", STR, "'operator', 'dependency', 'launch', 'kernel_kernel', 'sync', 'gpu_sync' or "
+                         "'launch_order' (a what-if-only constraint).", DERIVED),
+    _c("weight_ns", I64, "Weight (ns).", DERIVED),
+    _c("class", STR, "Attribution class: 'cpu', 'launch_overhead', 'kernel_to_kernel', 'gpu_compute', "
+                     "'communication', 'memcpy', 'sync_wait'; NULL for zero-weight dependencies.", DERIVED),
+    _c("event_id", I64, "Event the edge's time is attributed to (HTA's rule), NULL for dependencies.", DERIVED),
+    _c("path_order", I64, "Position on the step's critical path (0 = first edge); NULL when off the path.", DERIVED),
+)
+
 EVENT_TABLES = [name for name in TABLES
-                if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops")]
+                if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops",
+                               "cp_steps", "cp_nodes", "cp_edges")]

@@ -10,7 +10,7 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, short
+from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, CRITICAL_PATH_COLORS, short
 
 _WIDTH = 640
 # Labels are shortened before charting; Vega's own truncation to labelLimit measures each label
@@ -90,6 +90,19 @@ def step_breakdown(frame: pl.DataFrame) -> alt.Chart:
         order=alt.Order("category_order:Q"),
     ).transform_calculate(
         category_order="indexof(['compute', 'non_compute', 'idle'], datum.category)"
+    ).properties(width=_WIDTH, height=220)
+
+
+def critical_path(frame: pl.DataFrame) -> alt.Chart:
+    """frame: step_index, step, class, ms (one bar per step: its critical path split by class)."""
+    order = list(CRITICAL_PATH_COLORS)
+    return alt.Chart(frame).mark_bar().encode(
+        x=alt.X("step:N", sort=alt.SortField("step_index"), title=None, axis=alt.Axis(labelAngle=-40)),
+        y=alt.Y("ms:Q", title="critical path (ms)", stack="zero"),
+        color=alt.Color("class:N", title=None, scale=_scale(CRITICAL_PATH_COLORS)),
+        order=alt.Order("class_order:Q"),
+    ).transform_calculate(
+        class_order=f"indexof({order}, datum['class'])"
     ).properties(width=_WIDTH, height=220)
 
 

@@ -175,6 +175,40 @@ def step_breakdown(con, trace_id: str, limit: int = 40) -> pl.DataFrame:
     return wide.unpivot(index=["step_index", "step"], variable_name="category", value_name="ms")
 
 
+CRITICAL_PATH_CLASSES = ("cpu", "data_loading", "launch_overhead", "kernel_to_kernel", "sync_wait", "memcpy",
+                         "communication", "gpu_compute")
+
+
+def critical_path_steps(con, trace_id: str, limit: int = 40) -> pl.DataFrame:
+    """Per step of the first process: its critical path (critical_path_summary), one row per step."""
+    return frame(con, f"""
+        SELECT * FROM critical_path_summary
+        WHERE trace_id = ? AND pid IS NOT DISTINCT FROM (SELECT min(pid) FROM critical_path_summary WHERE trace_id = ?)
+        ORDER BY step_index LIMIT {limit}""", [trace_id, trace_id])
+
+
+def critical_path_chart(steps: pl.DataFrame) -> pl.DataFrame:
+    """Chart rows of critical_path_steps: step_index, step, class, ms."""
+    if steps.is_empty():
+        return pl.DataFrame()
+    wide = steps.select("step_index", "step", *[(pl.col(f"{c}_ns") / 1e6).alias(c) for c in CRITICAL_PATH_CLASSES])
+    return wide.unpivot(index=["step_index", "step"], variable_name="class", value_name="ms").filter(pl.col("ms") > 0)
+
+
+def critical_path_ops(con, trace_id: str, limit: int = 12) -> list[dict]:
+    """What puts the most time on the critical paths of the first process, over all its steps."""
+    return frame(con, f"""
+        WITH first_pid AS (SELECT min(pid) AS pid FROM critical_path_summary WHERE trace_id = ?),
+        total AS (SELECT sum(path_ns) AS ns FROM critical_path_summary
+                  WHERE trace_id = ? AND pid IS NOT DISTINCT FROM (SELECT pid FROM first_pid))
+        SELECT event_kind, name, class, CAST(sum(path_ns) AS BIGINT) AS path_ns, sum(edges) AS edges,
+               100.0 * sum(path_ns) / any_value(total.ns) AS pct
+        FROM critical_path_ops, total
+        WHERE trace_id = ? AND pid IS NOT DISTINCT FROM (SELECT pid FROM first_pid)
+        GROUP BY event_kind, name, class ORDER BY path_ns DESC LIMIT {limit}""",
+                 [trace_id, trace_id, trace_id]).to_dicts()
+
+
 def rank_rows(con, trace_id: str) -> list[dict]:
     """The ranks of this trace's run (rank_runs) side by side; empty for single-rank traces."""
     if frame(con, "SELECT 1 FROM rank_runs WHERE trace_id = ? LIMIT 1", [trace_id]).is_empty():

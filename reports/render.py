@@ -32,12 +32,15 @@ class TracePage:
     index_row: dict  # the trace's row on the index page (the columns of data.index_rows)
 
 
-def trace_report(con, trace_id: str, links: dict[str, str] | None = None, *, version: str) -> str:
-    return trace_page(con, trace_id, links, version=version).html
+def trace_report(con, trace_id: str, links: dict[str, str] | None = None, *, version: str,
+                 whatif: list[dict] | None = None) -> str:
+    return trace_page(con, trace_id, links, version=version, whatif=whatif).html
 
 
-def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, version: str) -> TracePage:
-    """links: trace id -> relative link of its page, for the per-rank section."""
+def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, version: str,
+               whatif: list[dict] | None = None) -> TracePage:
+    """links: trace id -> relative link of its page, for the per-rank section. whatif: the critical
+    path's what-if rows (analysis.critpath_whatif.report_rows), when the caller computed them."""
     h = data.header(con, trace_id)
     chart_specs = []
     util = data.utilization(con, trace_id)
@@ -61,15 +64,22 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "achieved bandwidth (bytes / time).", charts.memcpy_kinds(copies)))
     gaps = data.gap_distribution(con, trace_id)
     if gaps.height:
-        chart_specs.append(("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_late: the next "
-                            "operation was launched only after the GPU had gone idle; gpu_dependency: it was "
-                            "queued but waited on something else.",
+        chart_specs.append(("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_wait: the next "
+                            "operation was launched only after the GPU had gone idle; kernel_wait: it was "
+                            "queued, gap under 30 µs; other: it was queued but waited on something else.",
                             charts.gap_distribution(gaps, data.GAP_LABELS)))
     step_parts = data.step_breakdown(con, trace_id)
     if step_parts.height:
         chart_specs.append(("Step time", "Each step of the first process split into time with compute kernels "
                             "running, GPU busy without compute (communication, copies) and GPU idle.",
                             charts.step_breakdown(step_parts)))
+    critical = data.critical_path_steps(con, trace_id)
+    critical_bars = data.critical_path_chart(critical)
+    if critical_bars.height:
+        chart_specs.append(("Critical path per step", "The longest chain of dependent work through each step "
+                            "(operators, launches, kernels, waits): what the step cannot be shorter than, by what "
+                            "bounds it. `tracelake whatif` re-runs it with a class shortened.",
+                            charts.critical_path(critical_bars)))
     tree = data.icicle(con, trace_id)
     if tree.height:
         chart_specs.append(("Which code launched the GPU time", "Calling context, top down: each bar's width is "
@@ -88,6 +98,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
         ranks=data.rank_rows(con, trace_id), links=links or {}, version=version,
+        critical=critical.to_dicts(), critical_ops=data.critical_path_ops(con, trace_id) if critical.height else [],
+        whatif=whatif or [],
         ops=operators.operator_rows(con, trace_id), op_head=operators.headline(con, trace_id),
         mfu_steps=operators.mfu_rows(con, trace_id), roofline=roofline)
     return TracePage(html, index_row)

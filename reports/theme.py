@@ -23,11 +23,24 @@ CODE_COLORS = {
     "unattributed": "#c8ccd2",
 }
 
-# Why the GPU sat idle (gpu_gap_causes.cause).
+# Critical-path classes (critical_path_summary *_ns columns): host work in warm tones, GPU in the
+# category colors above.
+CRITICAL_PATH_COLORS = {
+    "cpu": "#d35454",
+    "data_loading": "#a33b3b",
+    "launch_overhead": "#f0a35e",
+    "kernel_to_kernel": "#f2c14e",
+    "sync_wait": "#9aa5b1",
+    "memcpy": CATEGORY_COLORS["memcpy"],
+    "communication": CATEGORY_COLORS["communication"],
+    "gpu_compute": CATEGORY_COLORS["compute"],
+}
+
+# Why the GPU sat idle: the vocabulary of sql/base/idle_cause.sql (idle_breakdown, gpu_gap_causes).
 CAUSE_COLORS = {
-    "host_late": "#d35454",
-    "gpu_dependency": "#8e44ad",
-    "unknown": "#9aa5b1",
+    "host_wait": "#d35454",
+    "kernel_wait": "#e0a030",
+    "other": "#8e44ad",
 }
 
 

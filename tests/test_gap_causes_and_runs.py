@@ -37,8 +37,8 @@ def test_gap_causes_by_construction(tmp_path):
     rows = con.sql("""SELECT duration_ns, next_op, cause, launch_delay_ns, host_activity FROM gpu_gap_causes
                       ORDER BY start_ns""").fetchall()
     con.close()
-    assert rows == [(190_000, "B", "gpu_dependency", -5_000, None),
-                    (110_000, "C", "host_late", 95_000, "cudaStreamSynchronize")]
+    assert rows == [(190_000, "B", "other", -5_000, None),
+                    (110_000, "C", "host_wait", 95_000, "cudaStreamSynchronize")]
 
 
 def test_gap_causes_cover_every_gap_of_the_real_sample(sample_con):
@@ -52,7 +52,7 @@ def test_gap_causes_cover_every_gap_of_the_real_sample(sample_con):
     # copy issued after the host returned from a synchronize: the script's data loading.
     row = sample_con.sql("""SELECT next_op, cause, host_activity FROM gpu_gap_causes
                             WHERE trace_id LIKE 'nsys-%' ORDER BY duration_ns DESC LIMIT 1""").fetchall()[0]
-    assert row == ("[CUDA memcpy Host-to-Device]", "host_late", "cudaStreamSynchronize")
+    assert row == ("[CUDA memcpy Host-to-Device]", "host_wait", "cudaStreamSynchronize")
 
 
 def _slowed_copy(src, dst, kernel_prefix, factor):

@@ -22,9 +22,9 @@ def test_reports_for_the_sample_lake(sample_con, tmp_path):
         assert page.stat().st_size < 2_000_000
     resnet = next(p for p in pages if "resnet50" in p.name).read_text()
     charts = ("GPU utilization over time", "Where the GPU time goes", "Top kernels", "Memory copies and memsets",
-              "Idle gaps by length", "Step time", "Which code launched the GPU time")
+              "Idle gaps by length", "Step time", "Critical path per step", "Which code launched the GPU time")
     for section in ("Findings", *charts, "Kernels", "Memory copies", "Why the GPU waits", "Largest idle gaps",
-                    "Steps"):
+                    "Steps", "Critical path"):
         assert f"<h2>{section}</h2>" in resnet, section
     # the sample ResNet-50 trace has record_shapes: the operator section adds the roofline chart
     assert "<h2>Operators: FLOPs, bytes and the roofline</h2>" in resnet and 'alt="Roofline"' in resnet

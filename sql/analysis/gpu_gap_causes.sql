@@ -1,18 +1,16 @@
 -- gpu_gap_causes_over(min_ns): every GPU idle gap longer than min_ns (gpu_gaps_over),
 -- with what ended it and why the GPU waited. The operation that ended the gap is the
 -- first one to start on that GPU at the gap's end; its launching API call (same
--- process and correlation id) tells whether the host was late:
---   'host_late'      the launch call began after the GPU had gone idle: the GPU waited
---                    for the CPU to issue work (Python overhead, data loading, a sync);
---   'gpu_dependency' the operation was already launched when the GPU went idle: it
---                    waited on something else (an event, another stream, a host copy);
---   'unknown'        no launch call was recorded for it.
+-- process and correlation id) tells whether the host was late: the cause, in
+-- idle_cause's vocabulary, is 'host_wait' (launched only after the GPU had gone
+-- idle), 'kernel_wait' (launched in time, gap under 30 us) or 'other' (launched in
+-- time, or no launch call recorded: the GPU waited on something else).
 -- host_activity says what the launching thread was doing when the gap began: the API
 -- call in progress (e.g. cudaStreamSynchronize), else the last operator or range that
 -- started before the gap and still ran at its start.
 -- gpu_gap_causes: the same for gaps longer than 100 us.
 --
--- depends: gpu_gaps, gpu_ops, api, cpu_ops, annotations
+-- depends: gpu_gaps, gpu_ops, api, cpu_ops, annotations, idle_cause
 --
 -- @column trace_id         Trace.
 -- @column pid              Process.
@@ -24,7 +22,7 @@
 -- @column next_category    'kernel', 'memcpy' or 'memset'.
 -- @column launch_api       Name of the API call that launched next_op (NULL if unknown).
 -- @column launch_delay_ns  Launch call start - gap start (ns): > 0 when issued after the GPU went idle.
--- @column cause            'host_late', 'gpu_dependency' or 'unknown' (above).
+-- @column cause            'host_wait', 'kernel_wait' or 'other' (idle_cause).
 -- @column host_activity    What the launching thread was doing at the gap start (NULL if nothing recorded).
 CREATE OR REPLACE MACRO gpu_gap_causes_over(min_ns) AS TABLE
 WITH gaps AS (
@@ -62,9 +60,7 @@ in_op AS (
 )
 SELECT l.trace_id, l.pid, l.device_id, l.start_ns, l.end_ns, l.duration_ns, l.next_op, l.next_category,
        l.launch_api, l.launch_start_ns - l.start_ns AS launch_delay_ns,
-       CASE WHEN l.launch_start_ns IS NULL THEN 'unknown'
-            WHEN l.launch_start_ns > l.start_ns THEN 'host_late'
-            ELSE 'gpu_dependency' END AS cause,
+       idle_cause(l.launch_start_ns, l.start_ns, l.duration_ns) AS cause,
        coalesce(i.api_name, p.op_name) AS host_activity
 FROM launched l
 LEFT JOIN in_api i USING (trace_id, pid, device_id, start_ns)

@@ -1,15 +1,11 @@
 -- idle_breakdown_over(kernel_wait_max_ns): every idle gap on a stream, between one GPU
--- operation's end and the next one's start, classified by its likely cause (HTA's
--- idle time breakdown):
---   'host_wait'   the API call that launched the next operation began after the
---                 previous one had finished: the CPU did not enqueue work in time;
---   'kernel_wait' otherwise, when the gap is shorter than kernel_wait_max_ns: the
---                 normal launch overhead between back-to-back kernels;
---   'other'       anything else (waits on other streams, events, the host...).
--- idle_breakdown: the same with kernel_wait_max_ns = 30,000 ns (30 us: HTA's default
--- 'consecutive_kernel_delay = 30', which HTA documents as ns but compares with us).
+-- operation's end and the next one's start, with its likely cause (HTA's idle time
+-- breakdown; the vocabulary is idle_cause's): 'host_wait' (the next operation was
+-- launched only after the stream went idle), 'kernel_wait' (launched in time, gap
+-- shorter than kernel_wait_max_ns) or 'other'.
+-- idle_breakdown: the same with idle_cause's default, kernel_wait_max_ns = 30,000 ns.
 --
--- depends: gpu_ops, api, intervals_gaps
+-- depends: gpu_ops, api, intervals_after_gaps, idle_cause
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.
@@ -18,35 +14,26 @@
 -- @column start_ns        End of the previous operation on the stream (ns).
 -- @column end_ns          Start of the next operation (ns).
 -- @column duration_ns     end_ns - start_ns (> 0).
--- @column cause           'host_wait', 'kernel_wait' or 'other'.
+-- @column cause           'host_wait', 'kernel_wait' or 'other' (idle_cause).
 -- @column next_op         Name of the operation after the gap.
 -- @column launch_start_ns When the API call that launched the next operation began (ns).
 CREATE OR REPLACE MACRO idle_breakdown_over(kernel_wait_max_ns) AS TABLE
 WITH ops AS (
-    SELECT {'trace_id': trace_id, 'pid': pid, 'device_id': device_id, 'stream_id': stream_id} AS lane,
-           start_ns, end_ns, name, correlation_id
-    FROM gpu_ops
-),
-ended_by AS (
-    -- the operation that ends each gap: the first to start at its end (the shortest if several)
-    SELECT g.lane, g.start_ns, g.end_ns, o.name, a.start_ns AS launch_start_ns
-    FROM intervals_gaps(ops) g
-    JOIN ops o ON o.lane IS NOT DISTINCT FROM g.lane AND o.start_ns = g.end_ns
-    LEFT JOIN api a ON a.trace_id = g.lane.trace_id AND a.pid = g.lane.pid
+    SELECT {'trace_id': o.trace_id, 'pid': o.pid, 'device_id': o.device_id, 'stream_id': o.stream_id} AS lane,
+           o.start_ns, o.end_ns, o.name, a.start_ns AS launch_start_ns
+    FROM gpu_ops o
+    LEFT JOIN api a ON a.trace_id = o.trace_id AND a.pid = o.pid
                    AND a.correlation_id = o.correlation_id
-    QUALIFY row_number() OVER (PARTITION BY g.lane, g.start_ns ORDER BY o.end_ns, a.start_ns) = 1
 )
 SELECT lane.trace_id, lane.pid, lane.device_id, lane.stream_id,
-       start_ns, end_ns, end_ns - start_ns AS duration_ns,
-       CASE WHEN launch_start_ns > start_ns THEN 'host_wait'
-            WHEN end_ns - start_ns < kernel_wait_max_ns THEN 'kernel_wait'
-            ELSE 'other' END AS cause,
+       gap_start_ns AS start_ns, start_ns AS end_ns, start_ns - gap_start_ns AS duration_ns,
+       idle_cause(launch_start_ns, gap_start_ns, start_ns - gap_start_ns, kernel_wait_max_ns) AS cause,
        name AS next_op, launch_start_ns
-FROM ended_by;
+FROM intervals_after_gaps(ops);
 
 -- idle_breakdown: (see idle_breakdown_over)
 CREATE OR REPLACE VIEW idle_breakdown AS
-SELECT * FROM idle_breakdown_over(30000);
+SELECT * FROM idle_breakdown_over(idle_cause_kernel_wait_max_ns());
 
 -- idle_breakdown_by_stream: idle time per stream and cause, with each cause's share of
 -- the stream's idle time.

@@ -25,7 +25,12 @@ GROUP BY trace_id, name;
 -- kernel_summary_by_launch_config: kernel_summary split by grid and block size
 -- (NVIDIA's cuda_gpu_kern_gb_sum). Same columns plus the launch configuration.
 --
--- @column grid_x  Grid size x (likewise grid_y, grid_z, block_x, block_y, block_z).
+-- @column grid_x   Grid size x (blocks).
+-- @column grid_y   Grid size y (blocks).
+-- @column grid_z   Grid size z (blocks).
+-- @column block_x  Block size x (threads).
+-- @column block_y  Block size y (threads).
+-- @column block_z  Block size z (threads).
 CREATE OR REPLACE VIEW kernel_summary_by_launch_config AS
 SELECT trace_id, name, grid_x, grid_y, grid_z, block_x, block_y, block_z,
        100.0 * sum(duration_ns) / sum(sum(duration_ns)) OVER (PARTITION BY trace_id)

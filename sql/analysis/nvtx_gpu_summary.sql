@@ -32,6 +32,8 @@
 -- @column proj_end_ns    Last end of its GPU operations (ns).
 -- @column proj_ns        proj_end_ns - proj_start_ns.
 -- @column gpu_ops        GPU operations launched inside the range.
+-- @column parent_id      annotation_id of the enclosing range (nvtx_ranges.parent_id).
+-- @column depth          Nesting depth on its thread (0 = outermost).
 CREATE OR REPLACE VIEW nvtx_gpu_projection AS
 WITH RECURSIVE launched AS (
     SELECT o.trace_id, o.start_ns, o.end_ns, c.pid, c.tid,

@@ -29,7 +29,7 @@ hta_dropped AS (
                       WHERE a.trace_id = o.trace_id AND a.pid = o.pid
                         AND a.correlation_id = o.correlation_id AND a.start_ns <= s.end_ns)
 ),
-ops AS (
+ops AS MATERIALIZED (
     SELECT trace_id, pid, CASE WHEN grain = 'device' THEN device_id END AS device_id,
            CASE WHEN hta_mode THEN CAST(ceil(start_ns / 1000) * 1000 AS BIGINT) ELSE start_ns END AS start_ns,
            CASE WHEN hta_mode THEN CAST(floor(end_ns / 1000) * 1000 AS BIGINT) ELSE end_ns END AS end_ns,

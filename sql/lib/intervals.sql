@@ -11,6 +11,9 @@
 -- intervals_union_ns(tbl): the length of the union per lane (lane, covered_ns).
 -- intervals_gaps(tbl): the gaps of the union, between a lane's first start and last
 -- end: one row per stretch covered by no interval (lane, start_ns, end_ns), > 0 long.
+-- intervals_after_gaps(tbl): the interval that ends each gap: the rows of tbl, with all
+-- their columns, that start after everything sorted before them (by start_ns, end_ns)
+-- has ended, plus gap_start_ns, where the gap began.
 -- intervals_intersect(a, b): the intersection of a's union with b's union, per lane:
 -- one row per maximal stretch covered by both (lane, start_ns, end_ns), > 0 long.
 -- intervals_overlap_count(tbl): how many intervals run at once: one row per stretch
@@ -19,13 +22,13 @@
 --
 -- depends: (none)
 CREATE OR REPLACE MACRO _intervals_valid(tbl) AS TABLE
-SELECT lane, start_ns, end_ns
+SELECT *
 FROM query_table(tbl)
 WHERE start_ns IS NOT NULL AND end_ns >= start_ns;
 
 -- the sweep: each interval with the furthest end of the intervals sorted before it
 CREATE OR REPLACE MACRO _intervals_swept(tbl) AS TABLE
-SELECT lane, start_ns, end_ns,
+SELECT *,
        max(end_ns) OVER (PARTITION BY lane ORDER BY start_ns, end_ns
                          ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS covered_until_ns
 FROM _intervals_valid(tbl);
@@ -37,10 +40,14 @@ SELECT lane,
 FROM _intervals_swept(tbl)
 GROUP BY lane;
 
-CREATE OR REPLACE MACRO intervals_gaps(tbl) AS TABLE
-SELECT lane, covered_until_ns AS start_ns, start_ns AS end_ns
+CREATE OR REPLACE MACRO intervals_after_gaps(tbl) AS TABLE
+SELECT * EXCLUDE (covered_until_ns), covered_until_ns AS gap_start_ns
 FROM _intervals_swept(tbl)
 WHERE start_ns > covered_until_ns;
+
+CREATE OR REPLACE MACRO intervals_gaps(tbl) AS TABLE
+SELECT lane, gap_start_ns AS start_ns, start_ns AS end_ns
+FROM intervals_after_gaps(tbl);
 
 -- an interval that starts after everything before it has ended opens a stretch; the
 -- stretch ends where the next one opens (at the furthest end before it) or at the

@@ -307,7 +307,7 @@ def part_gpt():
                "profiled ones; every step is the same work.",
         "model": "GPT: vocab 8192, d 512, 8 heads, 6 layers, seq 512, batch 8, bf16 autocast, SDPA causal",
         "step": flop_counts(train_step)})
-    del model, opt
+    model = opt = None  # frees them before empty_cache (the closures above are not called again)
     torch.cuda.empty_cache()
 
 
@@ -333,7 +333,7 @@ def part_resnet():
         "how": "FlopCounterMode around one more train_step after the profiled ones.",
         "model": "torchvision resnet50, batch 32, 224x224, channels_last, bf16 autocast, SGD momentum",
         "step": flop_counts(train_step)})
-    del model, opt
+    model = opt = None  # frees them before empty_cache (the closures above are not called again)
     torch.cuda.empty_cache()
 
 
@@ -400,7 +400,7 @@ def part_critpath():
     write_json(f"{name}_truth.json", {
         "steps": 4, "per_step": "side stream: 4x (4096^2 fp32 matmul + tanh + copy) after wait_stream(main); "
                                 "main: MLP train; main.wait_event(side done); .item() sync"})
-    del model, opt
+    model = opt = None  # frees them before empty_cache (the closures above are not called again)
     torch.cuda.empty_cache()
 
 

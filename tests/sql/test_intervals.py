@@ -107,3 +107,12 @@ def test_struct_lanes(lib):
                      FROM (VALUES ('a', 7, 0, 10), ('a', 7, 20, 30), ('a', NULL, 0, 30), ('b', 7, 5, 6))
                           v(t, s, start_ns, end_ns))
         SELECT lane.trace_id, lane.stream_id, start_ns, end_ns FROM intervals_gaps(ops)""") == [("a", 7, 10, 20)]
+
+
+def test_after_gaps_keeps_the_columns_of_the_interval_that_ends_each_gap(lib):
+    assert rows(lib, """
+        WITH ops(lane, start_ns, end_ns, name) AS (
+            VALUES (1, 0, 10, 'a'), (1, 20, 30, 'b'), (1, 20, 25, 'c'), (1, 25, 40, 'd'), (1, 50, 60, 'e'),
+                   (2, 5, 6, 'f'))
+        SELECT lane, gap_start_ns, start_ns, end_ns, name FROM intervals_after_gaps(ops) ORDER BY ALL""") == [
+        (1, 10, 20, 25, "c"), (1, 40, 50, 60, "e")]  # of two starting at once, the one that ends first

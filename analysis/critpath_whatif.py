@@ -1,0 +1,118 @@
+"""What-if: each step's length if a class of critical-path edges were shortened.
+
+HTA's critical-path "simulation": edit the weights of the graph's edges and run the longest path
+again; the new path may go elsewhere (a shorter GPU chain exposes the CPU, and so on). The edges
+come from the lake (cp_edges, written at ingest); every class's edges are scaled by its factor.
+Both runs (baseline and edited) include the zero-weight 'launch_order' edges, so no GPU
+operation can start before the call that launched it, however much a queue delay shrinks; the
+baseline of a what-if can therefore be a little longer than critical_path_summary.path_ns.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from .critpath_graph import CLASSES
+from .critpath_longest import longest_paths, topological_rank
+
+# Scenarios the report shows: (label, {class: factor}).
+STANDARD_SCENARIOS: tuple[tuple[str, dict[str, float]], ...] = (
+    ("no kernel-to-kernel gaps (CUDA graphs)", {"kernel_to_kernel": 0.0}),
+    ("launch overhead halved", {"launch_overhead": 0.5}),
+    ("CPU time halved", {"cpu": 0.5}),
+    ("no data-loading time", {"data_loading": 0.0}),
+    ("GPU compute 2x faster", {"gpu_compute": 0.5}),
+    ("communication 2x faster", {"communication": 0.5}),
+    ("memcpy 2x faster", {"memcpy": 0.5}),
+)
+
+
+def parse_scale(items: list[str]) -> dict[str, float]:
+    """['kernel_to_kernel=0', 'launch_overhead=0.5'] -> {class: factor}; ValueError naming the bad item."""
+    scale = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in CLASSES:
+            raise ValueError(f"--scale {item!r}: expected CLASS=FACTOR with CLASS one of {', '.join(CLASSES)}")
+        try:
+            factor = float(value)
+        except ValueError:
+            raise ValueError(f"--scale {item!r}: {value!r} is not a number") from None
+        if factor < 0:
+            raise ValueError(f"--scale {item!r}: the factor must be >= 0")
+        scale[name] = factor
+    return scale
+
+
+class _Graph:
+    """One trace's edges with dense node numbers, ready for repeated longest-path runs."""
+
+    def __init__(self, edges: pl.DataFrame, node_ts: pl.DataFrame):
+        nodes, inverse = np.unique(np.concatenate([edges["src_node"].to_numpy(), edges["dst_node"].to_numpy()]),
+                                   return_inverse=True)
+        n = len(edges)
+        self.steps, step_index = np.unique(edges["step_id"].to_numpy(), return_inverse=True)
+        self.node_step = np.zeros(len(nodes), dtype=np.int64)
+        self.node_step[inverse[:n]] = step_index
+        self.node_step[inverse[n:]] = step_index
+        self.src, self.dst, self.n_nodes = inverse[:n], inverse[n:], len(nodes)
+        self.node_ts = (pl.DataFrame({"node_id": nodes}).join(node_ts, on="node_id", how="left", maintain_order="left")
+                        ["ts_ns"].fill_null(0).to_numpy())
+        self.rank = topological_rank(self.src, self.dst, self.node_ts)  # None on a cycle: longest_paths copes
+
+    def paths(self, weight: np.ndarray) -> pl.DataFrame:
+        path, _, ok = longest_paths(self.n_nodes, self.src, self.dst, weight, self.node_step, len(self.steps),
+                                    self.node_ts, self.rank)
+        return pl.DataFrame({"step_id": self.steps, "path_ns": path, "ok": ok})
+
+
+def whatif(con, scenarios: list[tuple[str, dict[str, float]]], trace_ids: list[str] | None = None) -> pl.DataFrame:
+    """Per trace, step and scenario: baseline_ns, whatif_ns, saved_ns and saved_pct."""
+    where = "" if trace_ids is None else "WHERE trace_id IN (SELECT unnest(?))"
+    params = [] if trace_ids is None else [trace_ids]
+    all_edges = con.sql(f"SELECT trace_id, step_id, src_node, dst_node, weight_ns, class FROM cp_edges {where} "
+                        "ORDER BY trace_id, edge_id", params=params).pl()
+    steps = con.sql(f"SELECT trace_id, step_id, pid, step, step_index FROM cp_steps {where}", params=params).pl()
+    all_nodes = con.sql(f"SELECT trace_id, node_id, ts_ns FROM cp_nodes {where}", params=params).pl()
+    rows = []
+    for (trace_id,), edges in all_edges.group_by("trace_id", maintain_order=True):
+        nodes = all_nodes.filter(pl.col("trace_id") == trace_id)
+        graph = _Graph(edges, nodes.select("node_id", "ts_ns"))
+        weight = edges["weight_ns"].to_numpy()
+        base = graph.paths(weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
+        cls = edges["class"].to_numpy()
+        for label, scale in scenarios:
+            factor = np.ones(len(edges))
+            for name, f in scale.items():
+                factor[cls == name] = f
+            scaled = np.rint(weight * factor).astype(np.int64)
+            res = graph.paths(scaled).rename({"path_ns": "whatif_ns"})
+            rows.append(base.join(res, on="step_id").filter(pl.col("ok") & pl.col("base_ok"))
+                        .select(pl.lit(trace_id).alias("trace_id"), "step_id", pl.lit(label).alias("scenario"),
+                                "baseline_ns", "whatif_ns"))
+    if not rows:
+        return pl.DataFrame(schema={"trace_id": pl.String, "pid": pl.Int64, "step": pl.String,
+                                    "step_index": pl.Int64, "scenario": pl.String, "baseline_ns": pl.Int64,
+                                    "whatif_ns": pl.Int64, "saved_ns": pl.Int64, "saved_pct": pl.Float64})
+    out = pl.concat(rows).join(steps, on=["trace_id", "step_id"])
+    return out.select("trace_id", "pid", "step", "step_index", "scenario", "baseline_ns", "whatif_ns",
+                      (pl.col("baseline_ns") - pl.col("whatif_ns")).alias("saved_ns"),
+                      pl.when(pl.col("baseline_ns") > 0).then(100.0 * (pl.col("baseline_ns") - pl.col("whatif_ns"))
+                              / pl.col("baseline_ns")).alias("saved_pct"),
+                      ).sort("trace_id", "pid", "step_index", maintain_order=True)
+
+
+def report_rows(con, trace_id: str) -> list[dict]:
+    """The standard scenarios for one trace's report: per scenario, the critical paths of the steps of
+    its first process summed, before and after (a stall in some steps only still shows); scenarios
+    that save less than 0.5 % are left out."""
+    frame = whatif(con, list(STANDARD_SCENARIOS), [trace_id])
+    if frame.is_empty():
+        return []
+    first = frame.filter(pl.col("pid").eq_missing(frame["pid"].min()))
+    summary = (first.group_by("scenario", maintain_order=True)
+               .agg(pl.col("baseline_ns").sum(), pl.col("whatif_ns").sum(), pl.len().alias("steps"))
+               .with_columns((100.0 * (pl.col("baseline_ns") - pl.col("whatif_ns")) / pl.col("baseline_ns"))
+                             .alias("saved_pct")))
+    return summary.filter(pl.col("saved_pct") >= 0.5).to_dicts()
