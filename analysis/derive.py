@@ -2,7 +2,7 @@
 
 A view whose .sql file says `-- materialize: per trace` (analysis/catalog.py) is computed for each
 trace from that trace's own tables (and its run's other ranks, which some views compare) and written
-as a lake partition, <lake>/derived/<view>@<fingerprint>/trace_id=<id>/data.parquet
+as a lake partition under <lake>/derived/<view>@<fingerprint>/, one per trace
 (ingest/lake_layout.py). In the lake's database the view is then a plain scan of those partitions
 (`serve`), so `WHERE trace_id = X` reads one small file whatever the lake's size, and views over
 it (runs, stragglers, findings...) read the stored rows instead of evaluating it over every trace.
