@@ -6,27 +6,35 @@ DuckDB resolves relative paths in views against the process's working directory,
 database file, so the views hold the lake's absolute path. The database records that path;
 whenever tracelake opens a lake whose folder was moved or copied it rebuilds the views first
 (`tracelake relink DIR` does only that, for users of the plain duckdb CLI). See docs/lake.md.
+
+The database is written only when what it holds would change: the fingerprint in _lake_info
+covers the SQL catalog, the schema, the version and which tables have partitions (the base views
+read a glob of them, so adding a trace to a table that has some changes nothing). Opening a lake
+to run one query therefore reads a few bytes and imports neither pyarrow nor the schema.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+from importlib import resources
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 from tracelake.ingest import lake_layout
-from tracelake.ingest.schema import TABLES
 
 from . import __version__, catalog
 
 DB_FILE = "tracelake.duckdb"
 
-_DUCK_TYPES = {
-    pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
-    pa.bool_(): "BOOLEAN", pa.list_(pa.string()): "VARCHAR[]", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
-}
+
+def _duck_types() -> dict:
+    import pyarrow as pa
+
+    return {
+        pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
+        pa.bool_(): "BOOLEAN", pa.list_(pa.string()): "VARCHAR[]", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+    }
 
 
 def _quote(s: str) -> str:
@@ -36,6 +44,9 @@ def _quote(s: str) -> str:
 def base_tables(con, lake: Path, trace_ids: list[str] | None = None, kind: str = "VIEW") -> None:
     """(Re)create every base table on `con` as a VIEW over its Parquet partitions or as an in-memory
     TABLE of them: all partitions, or those of `trace_ids` ([] gives empty typed relations)."""
+    from tracelake.ingest.schema import TABLES
+
+    duck_types = _duck_types()
     for table, spec in TABLES.items():
         cols = ", ".join(c.name for c in spec.columns)
         files = lake_layout.table_files(lake, table, trace_ids)
@@ -45,20 +56,27 @@ def base_tables(con, lake: Path, trace_ids: list[str] | None = None, kind: str =
                       f"hive_types = {{'trace_id': VARCHAR}}, union_by_name = true)")
             con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {cols} FROM {source};")
         else:
-            typed = ", ".join(f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}" for c in spec.columns)
+            typed = ", ".join(f"CAST(NULL AS {duck_types[c.type]}) AS {c.name}" for c in spec.columns)
             con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {typed} WHERE false;")
 
 
-def _catalog_fingerprint() -> str:
+def _fingerprint(lake: Path) -> str:
+    """What the database's content depends on besides the lake's path (see the module doc)."""
     h = hashlib.sha256(__version__.encode())
     for f in catalog.load_files():
         h.update(f.path.encode())
         h.update(f.text.encode())
+    h.update(resources.files("tracelake.ingest").joinpath("schema.py").read_bytes())
+    for table in sorted(p.name for p in lake.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if lake_layout.table_files(lake, table):
+            h.update(f"\n{table}".encode())
     return h.hexdigest()[:16]
 
 
 def build_database(lake: str | Path) -> Path:
     """(Re)write <lake>/tracelake.duckdb: base table views, every sql/ view, and _lake_info."""
+    from tracelake.ingest.schema import TABLES
+
     lake = Path(lake).resolve()
     lake.mkdir(parents=True, exist_ok=True)
     db = lake / DB_FILE
@@ -75,7 +93,7 @@ def build_database(lake: str | Path) -> Path:
         catalog.install(con, set(TABLES))
         base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
-        con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _catalog_fingerprint(), __version__])
+        con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _fingerprint(lake), __version__])
     finally:
         con.close()
     os.replace(tmp, db)
@@ -94,7 +112,17 @@ def _is_current(db: Path, lake: Path) -> bool:
         return False
     finally:
         con.close()
-    return row == (str(lake), _catalog_fingerprint())
+    return row == (str(lake), _fingerprint(lake))
+
+
+def update_database(lake: str | Path) -> Path:
+    """<lake>/tracelake.duckdb, written again only when missing, moved, or not what the lake and the
+    SQL catalog would give now (after an ingest that added traces to tables that had some: not)."""
+    lake = Path(lake).resolve()
+    db = lake / DB_FILE
+    if not db.exists() or not _is_current(db, lake):
+        build_database(lake)
+    return db
 
 
 def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
@@ -102,10 +130,7 @@ def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnecti
     lake = Path(lake).resolve()
     if not lake_layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
-    db = lake / DB_FILE
-    if not db.exists() or not _is_current(db, lake):
-        build_database(lake)
-    return duckdb.connect(str(db), read_only=read_only)
+    return duckdb.connect(str(update_database(lake)), read_only=read_only)
 
 
 class ScopedDatabase:
@@ -118,6 +143,8 @@ class ScopedDatabase:
     """
 
     def __init__(self, lake: str | Path):
+        from tracelake.ingest.schema import TABLES
+
         self.lake = Path(lake).resolve()
         self.con = duckdb.connect()
         self.load([])  # empty typed tables, so that the views bind

@@ -14,7 +14,7 @@ from tracelake.ingest.lake_layout import prepare_for_writing
 from tracelake.ingest.lake_writer import write_trace
 
 from . import __version__, callctx_build, critpath_build
-from .database import build_database
+from .database import update_database
 
 
 @dataclass
@@ -75,5 +75,5 @@ def ingest_paths(paths: list[str], lake: str | Path,
         outcome = ingest_one(path, lake)
         on_outcome(outcome)
         outcomes.append(outcome)
-    build_database(lake)
+    update_database(lake)
     return outcomes

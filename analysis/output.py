@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import polars as pl
-
 
 def write_result(result, fmt: str, out) -> None:
     """`result` is a DuckDB relation (None for statements without rows, which print nothing)."""
     if result is None:
         return
+    import polars as pl  # here, not at start-up: a `tracelake sql` process pays for it only with rows to print
+
     frame = result.pl()
     if fmt == "csv":
         out.write(frame.write_csv())

@@ -21,7 +21,7 @@ from tracelake.ingest.discover import discover
 from tracelake.ingest.identity import file_sha256
 from tracelake.ingest.lake_layout import delete_trace, lake_index, prepare_for_writing
 
-from .database import build_database
+from .database import update_database
 from .ingest_job import FileOutcome, ingest_one
 from .worker_pool import process_pool
 
@@ -96,6 +96,6 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
         done += 1
         on_outcome(outcome, done, len(todo))
         summary.files.append(asdict(outcome))
-    build_database(lake)
+    update_database(lake)
     summary.seconds = time.perf_counter() - t0
     return summary

@@ -17,15 +17,17 @@ import shutil
 import uuid
 from pathlib import Path
 
-import pyarrow.parquet as pq
-
-from .schema import TABLES
-
 STAGING = ".staging"
 _KEY = "trace_id="
 _FILE = "data.parquet"
 # How docs spell a partition's path (docs/schema.md is generated with it).
 PARTITION_PATTERN = f"<table>/{_KEY}<trace_id>/{_FILE}"
+
+
+def _tables() -> dict:
+    from .schema import TABLES  # imports pyarrow: only for writers, not for opening a lake to query it
+
+    return TABLES
 
 
 def partition_dir(lake: Path, table: str, trace_id: str) -> Path:
@@ -67,7 +69,7 @@ def staged_file(staging: Path, table: str) -> Path:
 def publish(lake: Path, trace_id: str, staging: Path) -> None:
     """Move a staged trace into place, replacing any trace of that id: event tables first, `traces` last."""
     delete_trace(lake, trace_id)
-    for name in [n for n in TABLES if n != "traces"] + ["traces"]:
+    for name in [n for n in _tables() if n != "traces"] + ["traces"]:
         final = partition_dir(lake, name, trace_id)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(staging / name, final)
@@ -83,7 +85,7 @@ def discard_staging(staging: Path) -> None:
 
 def delete_trace(lake: Path, trace_id: str) -> None:
     """Remove a trace: its `traces` row first, so a crash midway leaves it incomplete, not half-valid."""
-    for name in ["traces"] + [n for n in TABLES if n != "traces"]:
+    for name in ["traces"] + [n for n in _tables() if n != "traces"]:
         shutil.rmtree(partition_dir(lake, name, trace_id), ignore_errors=True)
 
 
@@ -99,7 +101,7 @@ def remove_incomplete(lake: Path) -> list[str]:
     lake = Path(lake)
     complete = complete_trace_ids(lake)
     removed = set()
-    for name in TABLES:
+    for name in _tables():
         root = lake / name
         if not root.is_dir():
             continue
@@ -122,6 +124,8 @@ def prepare_for_writing(lake: Path) -> Path:
 
 def lake_index(lake: Path) -> dict[str, tuple[str, str]]:
     """path -> (content_sha256, trace_id) of every complete trace in the lake (from its `traces` rows)."""
+    import pyarrow.parquet as pq  # here: opening a lake to query it needs no Parquet reader in Python
+
     out = {}
     for trace_id in complete_trace_ids(lake):
         row = pq.read_table(partition_file(lake, "traces", trace_id), columns=["path", "content_sha256"]).to_pylist()
