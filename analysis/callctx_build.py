@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 from tracelake.ingest.lake_writer import conform
-from tracelake.ingest.nesting import parent_and_depth
+from tracelake.ingest.nesting import NO_START, nest
 from tracelake.ingest.schema import TABLES
 
 # Native frames folded out of the 'stack' tree: the CPython interpreter, dispatcher plumbing, and
@@ -43,15 +44,15 @@ class _Trie:
         self.children: dict[tuple[int, str, str], int] = {}
         self.rows = {"node_id": [0], "parent_id": [None], "depth": [0], "label": ["(root)"], "kind": ["root"]}
 
-    def add(self, path: list[tuple[str, str]]) -> int:
-        node = 0
-        for depth, (label, kind) in enumerate(path, start=1):
+    def add(self, path: list[tuple[str, str]], node: int = 0, depth: int = 0) -> int:
+        """The node of `path` below `node` (at `depth`), adding what is missing."""
+        for d, (label, kind) in enumerate(path, start=depth + 1):
             key = (node, label, kind)
             child = self.children.get(key)
             if child is None:
                 child = self.children[key] = len(self.rows["node_id"])
                 for col, value in zip(("node_id", "parent_id", "depth", "label", "kind"),
-                                      (child, node, depth, label, kind)):
+                                      (child, node, d, label, kind)):
                     self.rows[col].append(value)
             node = child
         return node
@@ -98,37 +99,62 @@ def _launch_calls(tables: dict[str, pa.Table]) -> pl.DataFrame:
 def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:
     """For each call (by row index), the labels of the ranges enclosing it on its thread, outermost first.
 
-    `ranges`: pid, tid, start_ns, end_ns, label, kind. One sweep over each lane's sorted intervals.
+    `ranges`: pid, tid, start_ns, end_ns, label, kind. The ranges nest by one sweep over each lane
+    (ingest/nesting.py); a call, which contains nothing, then needs no place in the sweep: the
+    ranges open at its start are those open after the last range that starts no later than it
+    (on a tie, ranges first), less those that ended by then, found for all calls at once.
     """
+    ranges = ranges.filter(pl.col("end_ns").is_not_null())  # marks are never open around anything
     n_ranges = ranges.height
-    lane = ranges.select("pid", "tid").vstack(calls.select("pid", "tid"))
-    ids = list(range(n_ranges + calls.height))
-    parents, _ = parent_and_depth(
-        list(zip(lane["pid"].to_list(), lane["tid"].to_list())),
-        ranges["start_ns"].to_list() + calls["start_ns"].to_list(),
-        ranges["end_ns"].to_list() + [None] * calls.height,  # calls nest like marks: contain nothing
-        ids,
-    )
-    labels = list(zip(ranges["label"].to_list(), ranges["kind"].to_list()))
+    if n_ranges == 0 or calls.height == 0:
+        return {c: [] for c in range(calls.height)}
+    lanes = (pl.concat([ranges.select("pid", "tid"), calls.select("pid", "tid")])
+             .select(pl.struct("pid", "tid").rank("dense").cast(pl.Int64)).to_series().to_numpy())
+    lane_of, call_lane = lanes[:n_ranges], lanes[n_ranges:]
+    start_of = ranges["start_ns"].fill_null(NO_START).to_numpy().astype(np.int64)
+    end_of = ranges["end_ns"].to_numpy().astype(np.int64)
+    parent_of, _, order = nest(lane_of, start_of, end_of, np.ones(n_ranges, bool))
+    parents = parent_of.tolist()
+
+    # the last range in sweep order on the call's lane that starts no later than the call
+    call_start = calls["start_ns"].fill_null(NO_START).to_numpy().astype(np.int64)
+    sorted_lane, sorted_start = lane_of[order], start_of[order]
+    candidate = np.full(calls.height, -1, np.int64)
+    bounds = np.searchsorted(sorted_lane, np.arange(int(lanes.max()) + 2))
+    for ln in np.unique(call_lane).tolist():
+        lo, hi = bounds[ln], bounds[ln + 1]
+        mine = np.flatnonzero(call_lane == ln)
+        pos = lo + np.searchsorted(sorted_start[lo:hi], call_start[mine], side="right") - 1
+        candidate[mine] = np.where(pos >= lo, order[np.maximum(pos, 0)], -1)
+    # leave the ranges that ended at or before the call (a zero-length range at its start holds it)
+    while True:
+        idx = np.flatnonzero(candidate >= 0)
+        c, s = candidate[idx], call_start[idx]
+        ended = (end_of[c] <= s) & ~((end_of[c] == s) & (start_of[c] == s))
+        if not ended.any():
+            break
+        candidate[idx[ended]] = parent_of[c[ended]]
+
+    labels = list(zip(ranges["label"].to_list(), ranges["kind"].to_list(), strict=True))
     range_paths: dict[int, list] = {}
 
-    def path_of(i: int | None) -> list:
-        if i is None:
+    def path_of(i: int) -> list:
+        if i < 0:
             return []
         cached = range_paths.get(i)
         if cached is None:
             chain, j = [], i
-            while j is not None and j not in range_paths:
+            while j >= 0 and j not in range_paths:
                 chain.append(j)
                 j = parents[j]
-            base = range_paths[j] if j is not None else []
+            base = range_paths[j] if j >= 0 else []
             for k in reversed(chain):
                 base = base + [labels[k]]
                 range_paths[k] = base
             cached = range_paths[i]
         return cached
 
-    return {c: path_of(parents[n_ranges + c]) for c in range(calls.height)}
+    return {c: path_of(i) for c, i in enumerate(candidate.tolist())}
 
 
 def _torch_ranges(tables: dict[str, pa.Table], kinds: tuple[str, ...]) -> pl.DataFrame:
@@ -191,15 +217,32 @@ def _torch_stack_paths(tables: dict[str, pa.Table], calls: pl.DataFrame) -> dict
         return paths
     main_tid = (pl.from_arrow(frames.select(["pid", "tid"])).group_by("pid", "tid").len()
                 .sort("len", descending=True).unique("pid", keep="first").select("pid", pl.col("tid").alias("main_tid")))
-    orphans = [i for i in range(calls.height) if not any(kind == "python" for _, kind in paths.get(i, []))]
+    with_python: dict[int, bool] = {}  # per path list (calls under one range share it)
+    orphans = []
+    for i in range(calls.height):
+        path = paths.get(i)
+        if path is None:
+            orphans.append(i)
+            continue
+        found = with_python.get(id(path))
+        if found is None:
+            found = with_python[id(path)] = any(kind == "python" for _, kind in path)
+        if not found:
+            orphans.append(i)
     if not orphans:
         return paths
     moved = calls[orphans].join(main_tid, on="pid", how="left", maintain_order="left") \
         .with_columns(pl.coalesce("main_tid", "tid").alias("tid")).drop("main_tid")
     python_paths = _enclosing_paths(_torch_ranges(tables, ("python",)), moved)
+    joined: dict[tuple[int, int], tuple[list, list, list]] = {}  # keeps its key lists alive: ids stay unique
     for j, i in enumerate(orphans):
-        if python_paths.get(j):
-            paths[i] = python_paths[j] + paths.get(i, [])
+        head = python_paths.get(j)
+        if head:
+            tail = paths.get(i) or []
+            key = (id(head), id(tail))
+            if key not in joined:
+                joined[key] = (head, tail, head + tail)
+            paths[i] = joined[key][2]  # one list per distinct pair: build() finds its node once
     return paths
 
 
@@ -219,14 +262,18 @@ def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     for tree, paths, missing in (("stack", stack_paths, UNATTRIBUTED_NO_STACK), ("nvtx", nvtx_paths,
                                                                                    UNATTRIBUTED_NO_RANGE)):
         trie = _Trie(tree)
+        no_call, no_path = [(UNATTRIBUTED_NO_CALL, "unattributed")], [(missing, "unattributed")]
+        # Calls under the same innermost range share one path list: its node is found once, and a
+        # leaf once per (path, operation). Nodes are numbered in the same order as adding each full path.
+        path_node: dict[int, tuple[int, int]] = {}
         leaf_ids = []
         for call_index, op_name, category in zip(linked["call_index"].to_list(), linked["name"].to_list(),
                                                  linked["category"].to_list()):
-            if call_index is None:
-                prefix = [(UNATTRIBUTED_NO_CALL, "unattributed")]
-            else:
-                prefix = paths.get(call_index) or [(missing, "unattributed")]
-            leaf_ids.append(trie.add(prefix + [(op_name or "(unnamed)", category)]))
+            prefix = no_call if call_index is None else (paths.get(call_index) or no_path)
+            found = path_node.get(id(prefix))  # the lists live in `paths` (or above) for the whole loop
+            if found is None:
+                found = path_node[id(prefix)] = (trie.add(prefix), len(prefix))
+            leaf_ids.append(trie.add([(op_name or "(unnamed)", category)], *found))
         node_tables.append(trie.table())
         gpu_tables.append(linked.select(
             pl.lit(tree).alias("tree"), pl.Series("node_id", leaf_ids, pl.Int64), "category", "start_ns",
