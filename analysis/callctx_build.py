@@ -201,9 +201,15 @@ def _callchain_paths(tables: dict[str, pa.Table], calls: pl.DataFrame) -> dict[i
         .sort(["callchain_id", "depth"], descending=[False, True])
     )
     by_chain: dict[int, list] = {}
+    frame_of: dict[str, tuple[str, str]] = {}  # symbols repeat across chains: each is parsed once
     for chain_id, symbol in zip(frames["callchain_id"].to_list(), frames["symbol"].to_list()):
-        label = _without_parameters(symbol)
-        by_chain.setdefault(chain_id, []).append((label, "op" if label.startswith("at::_ops::") else "native"))
+        frame = frame_of.get(symbol)
+        if frame is None:
+            label = _without_parameters(symbol)
+            frame = frame_of[symbol] = (label, "op" if label.startswith("at::_ops::") else "native")
+        by_chain.setdefault(chain_id, []).append(frame)
+    shared: dict[tuple, list] = {}  # equal backtraces share one list, so build() finds their node once
+    by_chain = {c: shared.setdefault(tuple(chain), chain) for c, chain in by_chain.items()}
     return {i: by_chain[c] for i, c in enumerate(calls["callchain_id"].to_list()) if c in by_chain}
 
 
