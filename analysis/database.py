@@ -15,8 +15,10 @@ to run one query therefore reads a few bytes and imports neither pyarrow nor the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shutil
 from importlib import resources
 from pathlib import Path
 
@@ -60,37 +62,87 @@ def base_tables(con, lake: Path, trace_ids: list[str] | None = None, kind: str =
             con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {typed} WHERE false;")
 
 
-def _fingerprint(lake: Path) -> str:
-    """What the database's content depends on besides the lake's path (see the module doc)."""
-    h = hashlib.sha256(__version__.encode())
+def _catalog_fingerprint() -> str:
+    """What the views of every lake depend on: the SQL catalog and its loader, the schema, this module, the versions."""
+    h = hashlib.sha256(f"{__version__} {duckdb.__version__}".encode())
     for f in catalog.load_files():
         h.update(f.path.encode())
         h.update(f.text.encode())
-    h.update(resources.files("tracelake.ingest").joinpath("schema.py").read_bytes())
+    for module in ("tracelake.ingest/schema.py", "tracelake.analysis/database.py", "tracelake.analysis/catalog.py"):
+        package, name = module.split("/")
+        h.update(resources.files(package).joinpath(name).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _fingerprint(lake: Path) -> str:
+    """What the database's content depends on besides the lake's path (see the module doc)."""
+    h = hashlib.sha256(_catalog_fingerprint().encode())
     for table in sorted(p.name for p in lake.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if lake_layout.table_files(lake, table):
             h.update(f"\n{table}".encode())
     return h.hexdigest()[:16]
 
 
-def build_database(lake: str | Path) -> Path:
-    """(Re)write <lake>/tracelake.duckdb: base table views, every sql/ view, and _lake_info."""
+def _new_database(path: Path) -> duckdb.DuckDBPyConnection:
+    # Written in the v1.0 storage format so that older DuckDB CLIs and drivers open it too.
+    return duckdb.connect(str(path), config={"storage_compatibility_version": "v1.0.0"})
+
+
+def _install_catalog(con) -> None:
+    """The sql/ views, created over empty typed base tables (see build_database)."""
     from tracelake.ingest.schema import TABLES
 
+    base_tables(con, Path("."), trace_ids=[])
+    catalog.install(con, set(TABLES))
+
+
+def _catalog_template() -> Path | None:
+    """A database holding just the installed catalog, kept per catalog fingerprint in the user's
+    cache folder ($TRACELAKE_CACHE, else $XDG_CACHE_HOME/tracelake or ~/.cache/tracelake):
+    installing the views takes most of a new lake's database time (0.6 s), copying this file
+    almost none. None when the cache folder cannot be written (the caller installs the catalog)."""
+    root = os.environ.get("TRACELAKE_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache",
+                                                     "tracelake")
+    template = Path(root) / f"catalog-{_catalog_fingerprint()}.duckdb"
+    if template.exists():
+        return template
+    tmp = template.with_name(f".{template.name}.{os.getpid()}.tmp")
+    try:
+        template.parent.mkdir(parents=True, exist_ok=True)
+        tmp.unlink(missing_ok=True)
+        con = _new_database(tmp)
+        try:
+            _install_catalog(con)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, template)
+    except (OSError, duckdb.Error):
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        return None
+    return template
+
+
+def build_database(lake: str | Path) -> Path:
+    """(Re)write <lake>/tracelake.duckdb: base table views, every sql/ view, and _lake_info."""
     lake = Path(lake).resolve()
     lake.mkdir(parents=True, exist_ok=True)
     db = lake / DB_FILE
     tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"
     tmp.unlink(missing_ok=True)
-    # Written in the v1.0 storage format so that older DuckDB CLIs and drivers open it too.
-    con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
+    # The sql/ views are created over empty typed base tables, then the base tables are pointed
+    # at the Parquet files: binding a view lists and opens the files of every table it reads,
+    # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
+    # views again when they are queried, so they read the files from then on. The first step is
+    # the same for every lake: copied from the cached template when there is one.
+    template = _catalog_template()
+    if template is not None:
+        shutil.copyfile(template, tmp)
+    con = _new_database(tmp)
     try:
-        # The sql/ views are created over empty typed base tables, then the base tables are pointed
-        # at the Parquet files: binding a view lists and opens the files of every table it reads,
-        # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
-        # views again when they are queried, so they read the files from then on.
-        base_tables(con, lake, trace_ids=[])
-        catalog.install(con, set(TABLES))
+        if template is None:
+            _install_catalog(con)
         base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
         con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _fingerprint(lake), __version__])
