@@ -279,7 +279,8 @@ def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
             found = path_node.get(id(prefix))  # the lists live in `paths` (or above) for the whole loop
             if found is None:
                 found = path_node[id(prefix)] = (trie.add(prefix), len(prefix))
-            leaf_ids.append(trie.add([(op_name or "(unnamed)", category)], *found))
+            leaf = trie.children.get((found[0], op_name or "(unnamed)", category))  # most leaves exist already
+            leaf_ids.append(leaf if leaf is not None else trie.add([(op_name or "(unnamed)", category)], *found))
         node_tables.append(trie.table())
         gpu_tables.append(linked.select(
             pl.lit(tree).alias("tree"), pl.Series("node_id", leaf_ids, pl.Int64), "category", "start_ns",

@@ -17,26 +17,24 @@ def nest(lanes: np.ndarray, starts: np.ndarray, ends: np.ndarray, has_end: np.nd
     order = np.lexsort((-ends, starts, lanes))
     parent = [-1] * n
     depth = [0] * n
-    stack_end: list[int] = []
-    stack_start: list[int] = []
-    stack_row: list[int] = []
+    stack: list[tuple[int, int, int]] = []  # (end, start, row) of the open ranges, innermost last
+    pop, push = stack.pop, stack.append
     current_lane = None
     for i, ln, s, e, closed in zip(order.tolist(), lanes[order].tolist(), starts[order].tolist(),
                                    ends[order].tolist(), has_end[order].tolist(), strict=True):
         if ln != current_lane:
-            stack_end, stack_start, stack_row, current_lane = [], [], [], ln
+            stack.clear()
+            current_lane = ln
         # pop ranges that ended at or before this start (a zero-length range at s still holds it)
-        while stack_end and stack_end[-1] <= s and not (stack_end[-1] == s and stack_start[-1] == s):
-            stack_end.pop()
-            stack_start.pop()
-            stack_row.pop()
-        if stack_row:
-            parent[i] = stack_row[-1]
-            depth[i] = len(stack_row)
+        while stack:
+            top_end, top_start, top_row = stack[-1]
+            if top_end > s or (top_end == s and top_start == s):
+                parent[i] = top_row
+                depth[i] = len(stack)
+                break
+            pop()
         if closed:
-            stack_end.append(e)
-            stack_start.append(s)
-            stack_row.append(i)
+            push((e, s, i))
     return np.array(parent, np.int64), np.array(depth, np.int64), order
 
 
