@@ -167,7 +167,9 @@ def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, lis
             cached = range_paths[i]
         return cached
 
-    return {c: path_of(i) for c, i in enumerate(candidate.tolist())}
+    found = candidate.tolist()
+    by_range = {i: path_of(i) for i in set(found)}  # many calls share their innermost range
+    return dict(enumerate(by_range[i] for i in found))
 
 
 def _torch_ranges(tables: dict[str, pa.Table], kinds: tuple[str, ...]) -> pl.DataFrame:
