@@ -131,6 +131,18 @@ def build_database(lake: str | Path) -> Path:
     db = lake / DB_FILE
     tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"
     tmp.unlink(missing_ok=True)
+    try:
+        _write_database(tmp, lake)
+        os.replace(tmp, db)
+    except BaseException:  # a failed or interrupted build leaves no half-written file behind
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        Path(str(tmp) + ".wal").unlink(missing_ok=True)
+    return db
+
+
+def _write_database(tmp: Path, lake: Path) -> None:
     # The sql/ views are created over empty typed base tables, then the base tables are pointed
     # at the Parquet files: binding a view lists and opens the files of every table it reads,
     # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
@@ -148,9 +160,6 @@ def build_database(lake: str | Path) -> Path:
         con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _fingerprint(lake), __version__])
     finally:
         con.close()
-    os.replace(tmp, db)
-    Path(str(tmp) + ".wal").unlink(missing_ok=True)
-    return db
 
 
 def _is_current(db: Path, lake: Path) -> bool:
@@ -180,6 +189,7 @@ def update_database(lake: str | Path) -> Path:
 def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
     """Open a lake's database, rebuilding it first when missing, moved, or older than the SQL catalog."""
     lake = Path(lake).resolve()
+    lake_layout.check_path(lake)
     if not lake_layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
     return duckdb.connect(str(update_database(lake)), read_only=read_only)

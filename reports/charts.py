@@ -122,3 +122,13 @@ def icicle(frame: pl.DataFrame) -> alt.Chart:
     text = base.mark_text(align="left", dx=3, fontSize=9, color="white").encode(
         text=alt.condition("datum.x1 - datum.x0 > 8", "text:N", alt.value("")))
     return (bars + text).properties(width=_WIDTH + 160, height=alt.Step(20))
+
+
+def collective_bandwidth(frame: pl.DataFrame) -> alt.Chart:
+    """frame: operation, bytes, dtype, busbw_gb_per_s: bus bandwidth by message size, a panel per operation."""
+    frame = frame.filter(pl.col("bytes") > 0).with_columns(pl.col("dtype").fill_null("?"))
+    return alt.Chart(frame).mark_line(point=True).encode(
+        x=alt.X("bytes:Q", title="message size (bytes, per rank)", scale=alt.Scale(type="log")),
+        y=alt.Y("busbw_gb_per_s:Q", title="bus bandwidth (GB/s)"),
+        color=alt.Color("dtype:N", title="type"),
+    ).properties(width=240, height=160).facet(facet=alt.Facet("operation:N", title=None), columns=3)

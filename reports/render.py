@@ -11,6 +11,7 @@ import base64
 from dataclasses import dataclass
 
 import jinja2
+import polars as pl
 
 from . import charts, data, memory, theme
 
@@ -56,8 +57,6 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "communication, copies or memsets; idle: nothing.", charts.time_breakdown(breakdown)))
     kernels = data.kernel_table(con, trace_id)
     if kernels:
-        import polars as pl
-
         top = pl.DataFrame(kernels[:12]).select("name", (pl.col("total_ns") / 1e6).alias("total_ms"))
         chart_specs.append(("Top kernels", None, charts.top_kernels(top)))
     copies = data.memcpy_chart(con, trace_id)
@@ -82,6 +81,14 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                             "(operators, launches, kernels, waits): what the step cannot be shorter than, by what "
                             "bounds it. `tracelake whatif` re-runs it with a class shortened.",
                             charts.critical_path(critical_bars)))
+    bandwidth = data.collective_bandwidth_rows(con, trace_id)
+    sized = bandwidth.filter(pl.col("bytes").is_not_null() & pl.col("busbw_gb_per_s").is_not_null())
+    if sized.height:
+        chart_specs.append(("Collective bandwidth by message size", "Bus bandwidth (nccl-tests' busbw: algbw x "
+                            "the operation's factor) at the median transfer time of each operation, size and type"
+                            + ("; not all ranks of the run are in the lake, so waiting counts as transfer and the "
+                               "bandwidths are lower bounds" if sized["is_bound"].any() else "") + ".",
+                            charts.collective_bandwidth(sized)))
     tree = data.icicle(con, trace_id)
     if tree.height:
         chart_specs.append(("Which code launched the GPU time", "Calling context, top down: each bar's width is "
@@ -92,15 +99,16 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         memory_section["chart"] = _svg_uri(memory_section["chart"])
     rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
     k = data.headline(summary, kernels)
+    ranks = data.rank_rows(con, trace_id)
     html = _ENV.get_template("trace.html.j2").render(
         title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels,
         memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
-        ranks=data.rank_rows(con, trace_id), links=links or {}, version=version,
+        ranks=ranks, collectives=bandwidth.to_dicts(), links=links or {}, version=version,
         critical=critical.to_dicts(), critical_ops=data.critical_path_ops(con, trace_id) if critical.height else [],
         whatif=whatif or [], memory=memory_section)
-    return TracePage(html, data.index_row(summary))
+    return TracePage(html, data.index_row(summary, data.run_ranks_of(trace_id, ranks)))
 
 
 def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict], *, version: str,
