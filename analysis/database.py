@@ -117,10 +117,12 @@ def _catalog_template() -> Path | None:
         finally:
             con.close()
         os.replace(tmp, template)
-    except (OSError, duckdb.Error):
+    except BaseException as e:  # an interrupted or failed template leaves no file behind
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
-        return None
+        if isinstance(e, (OSError, duckdb.Error)):
+            return None
+        raise
     return template
 
 
