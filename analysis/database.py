@@ -69,7 +69,8 @@ def base_tables(con, lake: Path, trace_ids: list[str] | None = None, kind: str =
 def _present_or_null(con, spec, source: str) -> str:
     """The table's columns, NULL for those no file has (a lake written by an older tracelake)."""
     present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-    return ", ".join(c.name if c.name in present else f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}"
+    duck_types = _duck_types()
+    return ", ".join(c.name if c.name in present else f"CAST(NULL AS {duck_types[c.type]}) AS {c.name}"
                      for c in spec.columns)
 
 
