@@ -1,20 +1,19 @@
-"""Printing query results as a table, CSV or JSON."""
+"""Printing query results as a table (analysis/table_format.py), CSV or JSON."""
 
 from __future__ import annotations
 
-import polars as pl
+from .table_format import format_table
 
 
 def write_result(result, fmt: str, out) -> None:
     """`result` is a DuckDB relation (None for statements without rows, which print nothing)."""
     if result is None:
         return
+    if fmt == "table":
+        out.write(format_table(result.columns, result.fetchall()))
+        return
     frame = result.pl()
     if fmt == "csv":
         out.write(frame.write_csv())
-    elif fmt == "json":
-        out.write(frame.write_json() + "\n")
     else:
-        with pl.Config(tbl_rows=200, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=200,
-                       tbl_hide_dataframe_shape=False, thousands_separator=False):
-            out.write(f"{frame}\n")
+        out.write(frame.write_json() + "\n")
