@@ -61,7 +61,11 @@ def format_table(columns: list[str], rows: list[tuple], width: int | None = None
         parts = [(_cut(v, w).rjust(w) if r else _cut(v, w).ljust(w)) for v, w, r in zip(values, widths, align_right)]
         return "│ " + " │ ".join(parts) + " │"
 
-    out = [line("┌", "┬", "┐"), row([c.center(w) if len(c) < w else c for c, w in zip(columns, widths)],
+    def center(name: str, w: int) -> str:  # as DuckDB: the odd space on the right
+        pad = max(w - len(name), 0)
+        return " " * (pad // 2) + name + " " * (pad - pad // 2)
+
+    out = [line("┌", "┬", "┐"), row([center(c, w) for c, w in zip(columns, widths)],
                                       [False] * len(columns)), line("├", "┼", "┤")]
     for t in texts:
         out.append(row(["·"] * len(columns), [False] * len(columns)) if t is None else row(t, numeric))
