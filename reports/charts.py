@@ -127,10 +127,12 @@ def icicle(frame: pl.DataFrame) -> alt.Chart:
 def run_history(frame: pl.DataFrame) -> alt.VConcatChart:
     """frame: workload, run, started (timestamp), step_ms, idle_pct: step time and GPU idle of each
     run by its start, a line per workload."""
-    frame = frame.with_columns(pl.col("workload").map_elements(lambda n: short(n, 48), return_dtype=pl.String))
+    frame = frame.with_columns(pl.col("workload").map_elements(lambda n: short(n, 48), return_dtype=pl.String),
+                               pl.col("started").dt.epoch("ms"))  # epoch ms on a UTC scale: no local time zone
     color = alt.Color("workload:N", title="workload (its first run)", legend=alt.Legend(orient="bottom", columns=1,
                                                                                       labelLimit=0))
-    x = alt.X("started:T", title="run started (UTC)")
+    x = alt.X("started:T", title="run started (UTC)", scale=alt.Scale(type="utc"),
+              axis=alt.Axis(format="%Y-%m-%d %H:%M", labelAngle=-30))
     base = alt.Chart(frame).encode(x=x, color=color)
     step = base.transform_filter("isValid(datum.step_ms)").mark_line(point=True).encode(
         y=alt.Y("step_ms:Q", title="median step (ms)"))
