@@ -12,6 +12,10 @@ Two trees per trace (column `tree`):
 - 'nvtx': NVTX ranges / PyTorch user annotations enclosing the launching call > kernel.
 GPU work whose launching call is not in the trace, or whose call has no stack recorded, goes
 under an explicit '(unattributed: ...)' node, so the root always holds all GPU time.
+
+The allocator events (memory_events) are placed in the same sweep as the launch calls, and
+memory_context.py turns their paths into the `memory_context`, `memory_call_contexts` and
+`memory_blocks` tables.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import pyarrow as pa
 from tracelake.ingest.lake_writer import conform
 from tracelake.ingest.nesting import parent_and_depth
 from tracelake.ingest.schema import TABLES
+
+from . import memory_context
 
 # Native frames folded out of the 'stack' tree: the CPython interpreter, dispatcher plumbing, and
 # the profiler's, driver's and C library's own frames; unresolved addresses too.
@@ -111,20 +117,26 @@ def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, lis
     )
     labels = list(zip(ranges["label"].to_list(), ranges["kind"].to_list()))
     range_paths: dict[int, list] = {}
+    # Equal paths are one list object (interned by parent path and label), so that callers can
+    # cache what they derive from a path by its id: thousands of operator calls share a few paths.
+    root: list = []
+    interned: dict[tuple[int, tuple[str, str]], list] = {}
 
     def path_of(i: int | None) -> list:
         if i is None:
-            return []
+            return root
         cached = range_paths.get(i)
         if cached is None:
             chain, j = [], i
             while j is not None and j not in range_paths:
                 chain.append(j)
                 j = parents[j]
-            base = range_paths[j] if j is not None else []
+            base = range_paths[j] if j is not None else root
             for k in reversed(chain):
-                base = base + [labels[k]]
-                range_paths[k] = base
+                path = interned.get((id(base), labels[k]))
+                if path is None:
+                    path = interned[(id(base), labels[k])] = base + [labels[k]]
+                base = range_paths[k] = path
             cached = range_paths[i]
         return cached
 
@@ -191,29 +203,68 @@ def _torch_stack_paths(tables: dict[str, pa.Table], calls: pl.DataFrame) -> dict
         return paths
     main_tid = (pl.from_arrow(frames.select(["pid", "tid"])).group_by("pid", "tid").len()
                 .sort("len", descending=True).unique("pid", keep="first").select("pid", pl.col("tid").alias("main_tid")))
-    orphans = [i for i in range(calls.height) if not any(kind == "python" for _, kind in paths.get(i, []))]
+    # Equal paths are one object (_enclosing_paths): look at each distinct one once, and share the
+    # joined paths too (the allocator events of a trace hit a few hundred of them 20k times).
+    empty: list = []
+    has_python: dict[int, bool] = {}
+    for path in paths.values():
+        if id(path) not in has_python:
+            has_python[id(path)] = any(kind == "python" for _, kind in path)
+    orphans = [i for i in range(calls.height) if not has_python.get(id(paths.get(i, empty)), False)]
     if not orphans:
         return paths
     moved = calls[orphans].join(main_tid, on="pid", how="left", maintain_order="left") \
         .with_columns(pl.coalesce("main_tid", "tid").alias("tid")).drop("main_tid")
     python_paths = _enclosing_paths(_torch_ranges(tables, ("python",)), moved)
+    joined: dict[tuple[int, int], list] = {}
     for j, i in enumerate(orphans):
-        if python_paths.get(j):
-            paths[i] = python_paths[j] + paths.get(i, [])
+        front = python_paths.get(j)
+        if front:
+            back = paths.get(i, empty)
+            path = joined.get((id(front), id(back)))
+            if path is None:
+                path = joined[(id(front), id(back))] = front + back
+            paths[i] = path
     return paths
 
 
+def _memory_paths(memory: pl.DataFrame, calls: pl.DataFrame, paths: dict[int, list], is_nsys: bool) -> dict:
+    """The paths of the allocator events, by row of `memory`. PyTorch events were placed as points after
+    the calls; an nsys event has the path of its allocating call (same pid and correlation id)."""
+    if not is_nsys:
+        offset = calls.height
+        return {i - offset: path for i, path in paths.items() if i >= offset}
+    linked = memory.join(calls.select("pid", "correlation_id", "call_index"), on=["pid", "correlation_id"], how="left",
+                         maintain_order="left")["call_index"].to_list()
+    return {i: paths[c] for i, c in enumerate(linked) if c is not None and c in paths}
+
+
 def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
-    """callctx_nodes and callctx_gpu_ops for one trace's tables (none when it has no GPU work)."""
+    """callctx_nodes and callctx_gpu_ops for one trace's tables (none when it has no GPU work), and
+    memory_context, memory_call_contexts and memory_blocks for its allocator events (none when it has none)."""
     tables = {name: conform(name, tables.get(name)) for name in TABLES}  # every table and column present
     ops = _gpu_ops(tables)
-    if ops.height == 0:
+    memory = pl.from_arrow(tables["memory_events"].select(["event_id", "ts_ns", "pid", "tid", "correlation_id",
+                                                            "device_type", "device_id", "address", "bytes",
+                                                            "mem_kind"]))
+    if ops.height == 0 and memory.height == 0:
         return {}
     calls = _launch_calls(tables).with_row_index("call_index")
-    linked = ops.join(calls.select("pid", "correlation_id", "call_index"), on=["pid", "correlation_id"], how="left")
     is_nsys = tables["cpu_ops"].num_rows == 0
-    stack_paths = _callchain_paths(tables, calls) if is_nsys else _torch_stack_paths(tables, calls)
-    nvtx_paths = _enclosing_paths(_torch_ranges(tables, ("nvtx",)), calls)
+    # PyTorch allocator events nest in the operators and frames of their thread like launch calls:
+    # one sweep places both.
+    points = calls if is_nsys else pl.concat([
+        calls.select("pid", "tid", "start_ns"),
+        memory.select("pid", "tid", pl.col("ts_ns").alias("start_ns"))])
+    stack_paths = _callchain_paths(tables, calls) if is_nsys else _torch_stack_paths(tables, points)
+    nvtx_paths = _enclosing_paths(_torch_ranges(tables, ("nvtx",)), points)
+    out = {}
+    if memory.height:
+        out.update(memory_context.tables(memory, _memory_paths(memory, calls, stack_paths, is_nsys),
+                                         _memory_paths(memory, calls, nvtx_paths, is_nsys), is_nsys))
+    if ops.height == 0:
+        return out
+    linked = ops.join(calls.select("pid", "correlation_id", "call_index"), on=["pid", "correlation_id"], how="left")
 
     node_tables, gpu_tables = [], []
     for tree, paths, missing in (("stack", stack_paths, UNATTRIBUTED_NO_STACK), ("nvtx", nvtx_paths,
@@ -231,4 +282,5 @@ def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
         gpu_tables.append(linked.select(
             pl.lit(tree).alias("tree"), pl.Series("node_id", leaf_ids, pl.Int64), "category", "start_ns",
             "duration_ns", "bytes"))
-    return {"callctx_nodes": pl.concat(node_tables).to_arrow(), "callctx_gpu_ops": pl.concat(gpu_tables).to_arrow()}
+    return {**out, "callctx_nodes": pl.concat(node_tables).to_arrow(),
+            "callctx_gpu_ops": pl.concat(gpu_tables).to_arrow()}

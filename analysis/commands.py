@@ -1,6 +1,6 @@
 """What each `tracelake` command does (analysis/cli.py parses the command line, then calls these).
 
-Each command takes the parsed arguments and returns the exit code (cli.EXIT_*).
+Each command takes the parsed arguments and returns the exit code (EXIT_* below; the CLI exits with it).
 """
 
 from __future__ import annotations

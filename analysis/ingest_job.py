@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tracelake.ingest.discover import discover
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.errors import TraceError
+from tracelake.ingest.errors import ErrorKind, TraceError
 from tracelake.ingest.lake_layout import prepare_for_writing
 from tracelake.ingest.lake_writer import write_trace
 
@@ -25,6 +25,7 @@ class FileOutcome:
     events: int = 0
     seconds: float = 0.0
     error: str | None = None
+    error_kind: ErrorKind | None = None  # with status 'error': what kind of failure (ingest/errors.py)
     warnings: tuple[str, ...] = ()
 
 
@@ -56,13 +57,15 @@ def ingest_one(path: str, lake: Path) -> FileOutcome:
         result.tables.update(_critical_path(result))
         write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     except TraceError as e:
-        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e))
+        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e), error_kind=e.kind)
     except OSError as e:
-        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=f"{path}: cannot write lake: {e}")
+        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=f"{path}: cannot write lake: {e}",
+                           error_kind=ErrorKind.INTERNAL)
     except Exception as e:  # noqa: BLE001 - a bug on one file must not stop the batch; say which file
         first = (str(e).strip().splitlines() or [""])[0][:300]
         return FileOutcome(path, "error", seconds=time.perf_counter() - t0,
-                           error=f"{path}: internal error while writing the trace: {type(e).__name__}: {first}")
+                           error=f"{path}: internal error while writing the trace: {type(e).__name__}: {first}",
+                           error_kind=ErrorKind.INTERNAL)
     return FileOutcome(path, "ok", result.trace_id, result.event_count, time.perf_counter() - t0,
                        warnings=tuple(result.warnings))
 

@@ -18,15 +18,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tracelake.ingest.discover import discover
+from tracelake.ingest.errors import ErrorKind
 from tracelake.ingest.identity import file_sha256
 from tracelake.ingest.lake_layout import delete_trace, lake_index, prepare_for_writing
 
 from .database import build_database
 from .ingest_job import FileOutcome, ingest_one
 from .worker_pool import process_pool
-
-# Errors that mean "this file is not a trace at all": listed as skipped, not as failures.
-NOT_A_TRACE = ("not a JSON trace", "not a Chrome trace", "unknown format", "not an Nsight Systems export")
 
 
 @dataclass
@@ -89,8 +87,8 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
                 summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
     done = 0
     for outcome in _execute(todo, lake, jobs, executor, scheduler):
-        if outcome.status == "error" and any(s in (outcome.error or "") for s in NOT_A_TRACE):
-            outcome.status = "skipped"
+        if outcome.status == "error" and outcome.error_kind == ErrorKind.NOT_A_TRACE:
+            outcome.status = "skipped"  # a file that is not a trace at all: listed, not a failure
         if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
             delete_trace(lake, known[outcome.path][1])  # the file changed: drop its old trace
         done += 1

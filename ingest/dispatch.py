@@ -7,7 +7,7 @@ import gzip
 import zlib
 from contextlib import contextmanager
 
-from .errors import TraceError
+from .errors import ErrorKind, TraceError
 from .ingest_result import IngestResult
 from .kineto import ingest_kineto
 from .nsys import ingest_nsys
@@ -38,7 +38,8 @@ def detect_format(path: str) -> str:
     if path.endswith((".nsys-rep", ".qdrep")) or head[:4] == b"PK\x03\x04":
         raise TraceError(path, "this is an Nsight Systems report, not its SQLite export: "
                                "run `nsys export --type sqlite` on it first")
-    raise TraceError(path, "unknown format: neither an Nsight Systems SQLite export nor a PyTorch profiler JSON trace")
+    raise TraceError(path, "unknown format: neither an Nsight Systems SQLite export nor a PyTorch profiler JSON trace",
+                     ErrorKind.NOT_A_TRACE)
 
 
 @contextmanager
@@ -67,4 +68,4 @@ def ingest_file(path: str) -> IngestResult:
         raise TraceError(path, "out of memory while reading the trace") from None
     except Exception as e:  # noqa: BLE001 - any other failure is still a one-line, per-file error
         first = (str(e).strip().splitlines() or [""])[0][:300]
-        raise TraceError(path, f"cannot ingest {fmt} trace: {type(e).__name__}: {first}") from None
+        raise TraceError(path, f"cannot ingest {fmt} trace: {type(e).__name__}: {first}", ErrorKind.INTERNAL) from None

@@ -124,6 +124,15 @@ def _read_chunks(decoded: DecodedTrace) -> _Tables:
     return parts
 
 
+def _in_time_order(memory: pa.Table | None) -> pa.Table | None:
+    """Allocator events sorted by time (file order breaks ties), numbered by event_id. The file
+    interleaves threads out of order; only time order replays the allocator's running totals."""
+    if memory is None:
+        return None
+    order = pc.sort_indices(memory, [("ts_ns", "ascending")])  # stable
+    return _with_row_ids(memory.take(order), "event_id")
+
+
 def _with_row_ids(table: pa.Table | None, column: str) -> pa.Table | None:
     if table is None:
         return None
@@ -241,7 +250,7 @@ def ingest_kineto(path: str) -> IngestResult:
         "annotations": _nest_annotations(parts.take("annotations")),
         "python_frames": _with_frame_labels(parts.take("python_frames")),
         "flows": _pair_flows(parts.take("flow_ends")),
-        "memory_events": parts.take("memory_events"),
+        "memory_events": _in_time_order(parts.take("memory_events")),
         "counters": parts.take("counters"),
     }
     dist = md.get("distributedInfo") if isinstance(md.get("distributedInfo"), dict) else {}

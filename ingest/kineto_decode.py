@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import TraceError
+from .errors import ErrorKind, TraceError
 from .identity import content_sha256
 from .kineto_text import GZIP_ERRORS, read_file, text_pieces, whole_text
 
@@ -138,7 +138,7 @@ def decode(path: str, chunked: bool = True) -> DecodedTrace:
         raise TraceError(path, "file holds only whitespace")
     first = m.group()
     if first not in (b"{", b"["):
-        raise TraceError(path, "not a JSON trace (does not start with '{' or '[')")
+        raise TraceError(path, "not a JSON trace (does not start with '{' or '[')", ErrorKind.NOT_A_TRACE)
     try:
         events, metadata = _decode_document(path, data, first, warnings)
     except UnicodeDecodeError:
@@ -243,7 +243,8 @@ def _decode_document(path: str, data: bytes, first: bytes, warnings: list[str]) 
             top = _top_decoder.decode(data)
             raw_events = top.pop("traceEvents", None)
             if raw_events is None:
-                raise TraceError(path, "JSON object without a 'traceEvents' array: not a Chrome trace")
+                raise TraceError(path, "JSON object without a 'traceEvents' array: not a Chrome trace",
+                                 ErrorKind.NOT_A_TRACE)
             events, skipped = _decode_events(path, raw_events)
             metadata = _decode_values(top)
     except msgspec.DecodeError as e:

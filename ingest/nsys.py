@@ -16,7 +16,7 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
-from .errors import TraceError
+from .errors import ErrorKind, TraceError
 from .identity import file_sha256, make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
 from .names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
@@ -265,7 +265,8 @@ class _Mapper:
             pl.col("address").cast(pl.Int64), (pl.col("bytes").cast(pl.Int64) * sign).alias("bytes"),
             _label("memKind", MEM_KIND_BY_ID, "mem_kind"),
             pl.col("correlationId").cast(pl.Int64).alias("correlation_id"),
-        )
+        ).sort("ts_ns", maintain_order=True, nulls_last=False).with_row_index("event_id").with_columns(
+            pl.col("event_id").cast(pl.Int64))
 
     def callchains(self) -> pl.DataFrame | None:
         parts = []
@@ -315,7 +316,8 @@ class _Mapper:
 def ingest_nsys(path: str) -> IngestResult:
     with open_export(path) as x:
         if not x.has("StringIds"):
-            raise TraceError(path, "SQLite database is not an Nsight Systems export (no StringIds table)")
+            raise TraceError(path, "SQLite database is not an Nsight Systems export (no StringIds table)",
+                             ErrorKind.NOT_A_TRACE)
         m = _Mapper(x)
         warnings: list[str] = []
         x.strings()
@@ -334,7 +336,7 @@ def ingest_nsys(path: str) -> IngestResult:
         session = x.read("TARGET_INFO_SESSION_START_TIME", ["utcEpochNs"])
         env = x.read("TARGET_INFO_SYSTEM_ENV", ["name", "value"])
     if not any(tables.get(t) is not None for t in ("api_calls", "kernels", "annotations", "os_runtime_calls")) and not meta:
-        raise TraceError(path, "SQLite database is not an Nsight Systems export (no nsys tables)")
+        raise TraceError(path, "SQLite database is not an Nsight Systems export (no nsys tables)", ErrorKind.NOT_A_TRACE)
     if all(tables.get(t) is None or tables[t].height == 0 for t in ("kernels", "memcpy", "memset")):
         warnings.append("no GPU activity (kernels, memcpy, memset) in this export")
     clock_offset = session["utcEpochNs"][0] if session is not None and session.height else None

@@ -295,6 +295,7 @@ _table(
 _table(
     "memory_events",
     "Allocator events: Kineto [memory] instants; nsys CUDA_GPU_MEMORY_USAGE_EVENTS.",
+    _c("event_id", I64, "Row id in time order (the source's order breaks ties), unique within the trace."),
     _c("ts_ns", I64, "When it happened."),
     _c("pid", I64, "OS process id."),
     _c("tid", I64, "OS thread id.", TORCH),
@@ -393,6 +394,53 @@ _table(
 )
 
 _table(
+    "memory_context",
+    "Where each allocator event (memory_events) happened, built at ingest with the calling-context trees "
+    "(analysis/memory_context.py).",
+    _c("event_id", I64, "memory_events.event_id.", DERIVED),
+    _c("context_id", I64, "memory_call_contexts.context_id: where the event happened.", DERIVED),
+)
+
+_table(
+    "memory_blocks",
+    "Allocator blocks: each allocation paired with its free, the next event at the same address on the same "
+    "process and device (analysis/memory_context.py). Events without an address make none.",
+    _c("pid", I64, "Process.", DERIVED),
+    _c("device_type", STR, "'cuda' or 'cpu'.", DERIVED),
+    _c("device_id", I32, "Device index.", DERIVED),
+    _c("address", I64, "Block address.", DERIVED),
+    _c("mem_kind", STR, f"nsys memory kind: {_MEM_KIND_DOC}; NULL for PyTorch.", DERIVED),
+    _c("bytes", I64, "Block size, bytes.", DERIVED),
+    _c("status", STR, "'freed', 'never_freed' (not freed in the trace), 'free_missing' (allocated again at the "
+                      "address first) or 'alive_before_trace' (a free of a block allocated before the trace).",
+       DERIVED),
+    _c("alloc_event_id", I64, "memory_events.event_id of the allocation (NULL: alive before the trace).", DERIVED),
+    _c("free_event_id", I64, "memory_events.event_id of the free (NULL: not freed in the trace).", DERIVED),
+    _c("alloc_ns", I64, "When it was allocated.", DERIVED),
+    _c("free_ns", I64, "When it was freed.", DERIVED),
+    _c("alloc_context_id", I64, "memory_call_contexts.context_id of the allocation.", DERIVED),
+    _c("free_context_id", I64, "memory_call_contexts.context_id of the free.", DERIVED),
+)
+
+_table(
+    "memory_call_contexts",
+    "The distinct places allocator events happened (memory_context.context_id), built at ingest.",
+    _c("context_id", I64, "Id within the trace.", DERIVED),
+    _c("operator", STR, "Innermost operator enclosing the event: the PyTorch cpu_op on the same thread; for nsys "
+                        "the innermost at::_ops frame of the allocating call's backtrace, else its innermost NVTX "
+                        "range. NULL outside any.", DERIVED),
+    _c("operator_stack", pa.list_(STR), "Operators enclosing the event, outermost first (its last is operator).",
+       DERIVED),
+    _c("call_stack", STR, "Calling context, outermost first, ' > ' between frames: Python frames > operators "
+                          "(PyTorch; autograd-thread events get the main thread's Python frames in front), or the "
+                          "allocating call's folded native backtrace (nsys). NULL when none was recorded.", DERIVED),
+    _c("nvtx_path", STR, "NVTX ranges / user annotations enclosing the event (nsys: the allocating call), "
+                         "outermost first, ' > ' between them. NULL outside any.", DERIVED),
+    _c("category", STR, "Allocation site: 'optimizer', 'backward', 'forward' or 'other', from the frame, operator "
+                        "and range names of the context (analysis/memory_context.py says which).", DERIVED),
+)
+
+_table(
     "cp_steps",
     "Critical path of each step (analysis/critpath_build.py, at ingest): its window and the length of the longest "
     "path through its dependency graph (HTA's critical path). The views critical_path* read it.",
@@ -445,4 +493,5 @@ _table(
 
 EVENT_TABLES = [name for name in TABLES
                 if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops",
-                               "cp_steps", "cp_nodes", "cp_edges")]
+                                "memory_context", "memory_call_contexts", "memory_blocks", "cp_steps", "cp_nodes",
+                                "cp_edges")]

@@ -1,4 +1,6 @@
-"""What the report sections show, as queries on the lake's views (no arithmetic beyond layout)."""
+"""What the report sections show, as queries on the lake's views: they select, order, rename and
+convert units for display; joins and aggregates live in views (trace_summary, rank_summary,
+findings_by_rule, memset_kind_summary, ...)."""
 
 from __future__ import annotations
 
@@ -26,10 +28,14 @@ def frozen(con, views: list[str]) -> Iterator[None]:
             con.execute(f"DROP TABLE IF EXISTS temp.{view}")
 
 
-def header(con, trace_id: str) -> dict:
+def summary(con, trace_id: str) -> dict:
+    """The trace's trace_summary row: the headline numbers and its index row."""
+    return frame(con, "SELECT * FROM trace_summary WHERE trace_id = ?", [trace_id]).to_dicts()[0]
+
+
+def header(con, trace_id: str, summary_row: dict) -> dict:
     row = frame(con, "SELECT * FROM traces WHERE trace_id = ?", [trace_id]).to_dicts()[0]
-    row["devices"] = frame(con, "SELECT DISTINCT d.name FROM devices d JOIN kernels k USING (trace_id, device_id) "
-                                "WHERE trace_id = ?", [trace_id])["name"].to_list()
+    row["devices"] = summary_row["gpu_names"]
     return row
 
 
@@ -40,16 +46,12 @@ def temporal(con, trace_id: str) -> pl.DataFrame:
         FROM temporal_breakdown WHERE trace_id = ? ORDER BY rank, pid""", [trace_id])
 
 
-def headline(con, trace_id: str, temporal_rows: pl.DataFrame, kernels: list[dict], findings: list[dict]) -> dict:
-    """The key numbers atop a page; takes the sections already fetched (temporal, kernel_table,
-    findings_table) rather than evaluating their views again."""
-    out = {c: temporal_rows[c].mean() for c in ("idle_pct", "compute_pct", "memcpy_pct")}
-    out["ranks"] = temporal_rows.height
+def headline(summary_row: dict, kernels: list[dict]) -> dict:
+    """The key numbers atop a page (trace_summary) and the top row of the kernel table."""
+    out = {c: summary_row[c] for c in ("idle_pct", "compute_pct", "memcpy_pct", "overlap_pct", "findings")}
+    step_ns = summary_row["median_step_ns"]
+    out["step_ms"] = None if step_ns is None else step_ns / 1e6
     out["top_kernel"] = kernels[0] if kernels else None
-    out["overlap_pct"] = frame(con, "SELECT avg(communication_overlap_pct) AS v FROM overlap WHERE trace_id = ?",
-                               [trace_id])["v"][0]
-    out["step_ms"] = frame(con, "SELECT median(wall_ns) / 1e6 AS v FROM steps WHERE trace_id = ?", [trace_id])["v"][0]
-    out["findings"] = sum(f["n"] for f in findings)
     return out
 
 
@@ -101,10 +103,8 @@ def steps_table(con, trace_id: str, limit: int = 30) -> list[dict]:
 
 
 def findings_table(con, trace_id: str) -> list[dict]:
-    return frame(con, """
-        SELECT rule, severity, count(*) AS n, CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-               arg_max(evidence, duration_ns) AS example, any_value(advice) AS advice
-        FROM findings WHERE trace_id = ? GROUP BY rule, severity ORDER BY total_ns DESC""", [trace_id]).to_dicts()
+    return frame(con, """SELECT rule, severity, occurrences AS n, total_ns, example, advice FROM findings_by_rule
+                         WHERE trace_id = ? ORDER BY total_ns DESC""", [trace_id]).to_dicts()
 
 
 def icicle(con, trace_id: str, min_pct: float = 0.5, max_depth: int = 14) -> pl.DataFrame:
@@ -134,9 +134,8 @@ def memcpy_chart(con, trace_id: str) -> pl.DataFrame:
                total_ns / 1e6 AS total_ms, avg_bytes_per_s / 1e9 AS gbps
         FROM memcpy_kind_summary WHERE trace_id = ?
         UNION ALL
-        SELECT 'memset ' || coalesce(mem_kind, 'unknown'), 'memset', sum(duration_ns) / 1e6,
-               sum(bytes) / nullif(sum(duration_ns), 0)
-        FROM memset WHERE trace_id = ? GROUP BY mem_kind
+        SELECT 'memset ' || coalesce(mem_kind, 'unknown'), 'memset', total_ns / 1e6, avg_bytes_per_s / 1e9
+        FROM memset_kind_summary WHERE trace_id = ?
         ORDER BY total_ms DESC""", [trace_id, trace_id])
 
 
@@ -213,21 +212,9 @@ def rank_rows(con, trace_id: str) -> list[dict]:
     """The ranks of this trace's run (rank_runs) side by side; empty for single-rank traces."""
     if frame(con, "SELECT 1 FROM rank_runs WHERE trace_id = ? LIMIT 1", [trace_id]).is_empty():
         return []  # not a rank of a distributed run: skip the run-wide views
-    return frame(con, """
-        WITH mine AS (SELECT DISTINCT run_id FROM rank_runs WHERE trace_id = ?),
-        members AS (SELECT r.trace_id, r.pid, r.rank FROM rank_runs r JOIN mine USING (run_id)),
-        waits AS (SELECT w.rank, sum(w.wait_ns) AS collective_wait_ns, count(*) FILTER (WHERE w.is_last) AS arrived_last
-                  FROM collective_waits w JOIN mine USING (run_id) GROUP BY w.rank)
-        SELECT m.rank, m.trace_id, t.file_name, m.pid, b.span_ns, b.compute_pct, b.non_compute_pct, b.idle_pct,
-               o.communication_ns, o.communication_overlap_pct,
-               (SELECT median(wall_ns) FROM steps s WHERE s.trace_id = m.trace_id AND s.pid = m.pid) AS median_step_ns,
-               w.collective_wait_ns, coalesce(w.arrived_last, 0) AS arrived_last
-        FROM members m
-        JOIN traces t USING (trace_id)
-        LEFT JOIN temporal_breakdown b USING (trace_id, pid)
-        LEFT JOIN overlap o USING (trace_id, pid)
-        LEFT JOIN waits w ON w.rank = m.rank
-        ORDER BY m.rank""", [trace_id]).to_dicts()
+    return frame(con, """SELECT * EXCLUDE (run_id) FROM rank_summary
+                         WHERE run_id IN (SELECT run_id FROM rank_runs WHERE trace_id = ?) ORDER BY rank""",
+                 [trace_id]).to_dicts()
 
 
 def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
@@ -259,22 +246,15 @@ INDEX_COLUMNS = ("trace_id", "file_name", "source", "rank", "duration_ns", "is_t
                  "top_kernel", "findings", "finding_rules")
 
 
+def index_row(summary_row: dict) -> dict:
+    return {c: summary_row[c] for c in INDEX_COLUMNS}
+
+
 def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
-    """A row per trace (all, or these) for the index page."""
-    return frame(con, """
-        SELECT t.trace_id, t.file_name, t.source, t.rank, t.duration_ns, t.is_truncated,
-               b.idle_pct, b.compute_pct,
-               (SELECT name FROM kernel_summary k WHERE k.trace_id = t.trace_id ORDER BY total_ns DESC LIMIT 1)
-                   AS top_kernel,
-               (SELECT count(*) FROM findings f WHERE f.trace_id = t.trace_id) AS findings,
-               (SELECT coalesce(list(rule ORDER BY ns DESC, rule)[1:3], []) FROM
-                   (SELECT rule, sum(duration_ns) AS ns FROM findings f WHERE f.trace_id = t.trace_id GROUP BY rule))
-                   AS finding_rules
-        FROM traces t
-        LEFT JOIN (SELECT trace_id, avg(idle_pct) AS idle_pct, avg(compute_pct) AS compute_pct
-                   FROM temporal_breakdown GROUP BY trace_id) b USING (trace_id)
-        WHERE ? IS NULL OR list_contains(?, t.trace_id)
-        ORDER BY t.file_name""", [trace_ids, trace_ids]).to_dicts()
+    """A row per trace (all, or these) for the index page (trace_summary)."""
+    return frame(con, f"""SELECT {', '.join(INDEX_COLUMNS)} FROM trace_summary
+                          WHERE ? IS NULL OR list_contains(?, trace_id) ORDER BY file_name""",
+                 [trace_ids, trace_ids]).to_dicts()
 
 
 # A run's step time (else kernel time) changed by more than this since the previous run of its

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 
 import jinja2
 
-from . import charts, data, theme, trace_charts
+from . import charts, data, memory, theme, trace_charts
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("tracelake.reports", "templates"),
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
     undefined=jinja2.StrictUndefined,
 )
-_ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gbps, mb=theme.mb, short=theme.short,
-                    when=theme.when)
+_ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gbps, mb=theme.mb, gib=theme.gib,
+                    short=theme.short, when=theme.when)
 
 
 def _svg_uri(chart) -> str:
@@ -42,7 +42,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
                whatif: list[dict] | None = None) -> TracePage:
     """links: trace id -> relative link of its page, for the per-rank section. whatif: the critical
     path's what-if rows (analysis.critpath_whatif.report_rows), when the caller computed them."""
-    h = data.header(con, trace_id)
+    summary = data.summary(con, trace_id)
+    h = data.header(con, trace_id, summary)
     temporal = data.temporal(con, trace_id)
     kernels = data.kernel_table(con, trace_id)
     critical = data.critical_path_steps(con, trace_id)
@@ -67,12 +68,11 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
     ]
     chart_specs = [(t, n, c) for t, n, c in made if c is not None]
     findings = data.findings_table(con, trace_id)
+    memory_section = memory.section(con, trace_id)
+    if memory_section and memory_section["chart"] is not None:
+        memory_section["chart"] = _svg_uri(memory_section["chart"])
     rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
-    k = data.headline(con, trace_id, temporal, kernels, findings)
-    known = h | {"idle_pct": k["idle_pct"], "compute_pct": k["compute_pct"], "findings": k["findings"],
-                 "top_kernel": kernels[0]["name"] if kernels else None,
-                 "finding_rules": [f["rule"] for f in findings[:3]]}
-    index_row = {c: known[c] for c in data.INDEX_COLUMNS}
+    k = data.headline(summary, kernels)
     html = _ENV.get_template("trace.html.j2").render(
         title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels,
         memcpy=data.memcpy_table(con, trace_id),
@@ -80,8 +80,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
         ranks=data.rank_rows(con, trace_id), links=links or {}, version=version,
         critical=critical.to_dicts(), critical_ops=data.critical_path_ops(con, trace_id) if critical.height else [],
-        whatif=whatif or [])
-    return TracePage(html, index_row)
+        whatif=whatif or [], memory=memory_section)
+    return TracePage(html, data.index_row(summary))
 
 
 def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict], *, version: str,

@@ -67,6 +67,10 @@ def mb(value) -> str:
     return "–" if value is None else f"{float(value) / 1e6:,.1f} MB"
 
 
+def gib(value) -> str:
+    return "–" if value is None else f"{float(value) / 2**30:,.2f} GiB"
+
+
 def short(label: str | None, limit: int = 90) -> str:
     """Long C++ names shortened for display (the full name goes in the title attribute)."""
     if label is None:

@@ -10,6 +10,9 @@ ones, and importlib.import_module calls with a literal name.
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import REPO
@@ -99,3 +102,25 @@ def test_one_module_spells_the_lake_layout():
     spelled = [str(p.relative_to(REPO)) for package in ALLOWED for p in sorted((REPO / package).rglob("*.py"))
                if "trace_id=" in p.read_text(encoding="utf-8") or '"data.parquet"' in p.read_text(encoding="utf-8")]
     assert spelled == ["ingest/lake_layout.py"]
+
+
+def test_process_settings_are_made_at_program_start_not_on_import():
+    """Importing tracelake changes nothing process-wide; the CLI's main() picks Arrow's allocator,
+    and the CLI module imports nothing heavy before it has (a fresh interpreter)."""
+    code = (
+        "import os, sys\n"
+        "import tracelake.analysis.cli as cli\n"
+        "light = not {'pyarrow', 'polars', 'duckdb'} & set(sys.modules)\n"
+        "import tracelake.analysis.commands, tracelake.analysis.report_job, tracelake.ingest.dispatch\n"
+        "import tracelake.reports.render\n"
+        "import pyarrow as pa\n"
+        "before = [os.environ.get(v) for v in ('ARROW_DEFAULT_MEMORY_POOL', 'POLARS_MAX_THREADS', 'OMP_NUM_THREADS')]\n"
+        "pool = pa.default_memory_pool().backend_name\n"
+        "cli.main(['sql', '--lake', '/nonexistent/lake', 'SELECT 1'])\n"
+        "print(light, before, pool, pa.default_memory_pool().backend_name)\n"
+    )
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ARROW_DEFAULT_MEMORY_POOL", "POLARS_MAX_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=REPO)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "[None,", "None,", "None]", "mimalloc", "jemalloc"]

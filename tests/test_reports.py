@@ -4,16 +4,31 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
+import pytest
 from tracelake.analysis.cli import main
 from tracelake.analysis.database import connect
 from tracelake.analysis.report_job import write_reports
 
 
-def test_reports_for_the_sample_lake(sample_con, tmp_path):
-    index = write_reports(sample_con, tmp_path / "reports")
-    pages = sorted((tmp_path / "reports" / "traces").glob("*.html"))
+@pytest.fixture(scope="module")
+def sample_reports(sample_lake, tmp_path_factory) -> Path:
+    """The sample lake's index and pages, rendered once for the tests that read them, by
+    `tracelake report` (every trace: the report job's process pool): all.html, all_files/traces/."""
+    out = tmp_path_factory.mktemp("reports") / "all.html"
+    assert main(["report", "--lake", str(sample_lake), "-o", str(out)]) == 0
+    return out
+
+
+def _pages(index: Path) -> list[Path]:
+    return sorted((index.parent / f"{index.stem}_files" / "traces").glob("*.html"))
+
+
+def test_reports_for_the_sample_lake(sample_reports):
+    index = sample_reports
+    pages = _pages(index)
     assert len(pages) == 4
     for page in [index, *pages]:
         html = page.read_text()
@@ -24,45 +39,44 @@ def test_reports_for_the_sample_lake(sample_con, tmp_path):
     charts = ("GPU utilization over time", "Where the GPU time goes", "Top kernels", "Memory copies and memsets",
               "Idle gaps by length", "Step time", "Critical path per step", "Which code launched the GPU time")
     for section in ("Findings", *charts, "Kernels", "Memory copies", "Why the GPU waits", "Largest idle gaps",
-                    "Steps", "Critical path"):
+                    "Steps", "Critical path", "GPU memory"):
         assert f"<h2>{section}</h2>" in resnet, section
-    assert resnet.count('src="data:image/svg+xml;base64,') == len(charts)
+    assert resnet.count('src="data:image/svg+xml;base64,') == len(charts) + 1  # + GPU memory over time
     assert "Pageable -&gt; Device" in resnet or "pageable -&gt; device" in resnet  # copies by memory kind
     assert "pageable_copy_in_step" in resnet  # the finding the trace was recorded to show
-    assert 'href="traces/' in index.read_text()
+    assert 'href="all_files/traces/' in index.read_text()
 
 
 def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
     """Pages render charts without Altair's schema validation (for speed): validate them here."""
-    from tracelake.analysis.database import connect_scoped
+    from tracelake.analysis.database import ScopedDatabase
     from tracelake.analysis.report_job import lake_path
     from tracelake.reports import charts
     from tracelake.reports.render import trace_report
 
     validated = []
-    render_svg = charts.to_svg
 
     def validating(chart):
         chart.to_dict(validate=True)  # raises SchemaValidationError on an invalid spec
         validated.append(chart)
-        return render_svg(chart)
+        return "<svg xmlns='http://www.w3.org/2000/svg'/>"  # rendering is tested by the other tests
 
     monkeypatch.setattr(charts, "to_svg", validating)
-    for (trace_id,) in sample_con.sql("SELECT trace_id FROM traces").fetchall():
-        scoped = connect_scoped(lake_path(sample_con), [trace_id])
-        try:
-            trace_report(scoped, trace_id, version="test")
-        finally:
-            scoped.close()
+    db = ScopedDatabase(lake_path(sample_con))  # one, loaded trace after trace, as a report worker does
+    try:
+        for (trace_id,) in sample_con.sql("SELECT trace_id FROM traces").fetchall():
+            trace_report(db.load([trace_id]), trace_id, version="test")
+    finally:
+        db.close()
     assert len(validated) >= 7 * 2
 
 
-def test_index_rows_kept_beside_pages_equal_the_index_query(sample_con, tmp_path):
+def test_index_rows_kept_beside_pages_equal_the_index_query(sample_con, sample_reports, tmp_path):
     """The index reads each trace's row from the JSON written with its page (computed from the
     page's own sections in a scoped database); it must equal the whole-lake index query."""
     from tracelake.reports.data import INDEX_COLUMNS, index_rows
 
-    index = write_reports(sample_con, tmp_path / "reports")
+    shutil.copytree(sample_reports.parent / "all_files", tmp_path / "reports")  # changed below
     expected = {r["trace_id"]: r for r in index_rows(sample_con)}
     kept = {p.stem: json.loads(p.read_text()) for p in (tmp_path / "reports" / "traces").glob("*.json")}
     assert kept.keys() == expected.keys()
@@ -79,7 +93,7 @@ def test_index_rows_kept_beside_pages_equal_the_index_query(sample_con, tmp_path
     gone = tmp_path / "reports" / "traces" / "deleted-0123456789.html"
     gone.write_text("old page")
     gone.with_suffix(".json").write_text("{}")
-    write_reports(sample_con, tmp_path / "reports", render_ids=set())
+    index = write_reports(sample_con, tmp_path / "reports", render_ids=set())
     assert (tmp_path / "reports" / "traces" / f"{lost}.json").exists()
     assert not gone.exists() and not gone.with_suffix(".json").exists()
     assert index.read_text().count('href="traces/') == len(expected)
@@ -152,12 +166,10 @@ def test_report_as_email_sent_through_a_real_smtp_server(sample_lake, tmp_path, 
     assert eml.stat().st_size < 2_500_000
 
 
-def test_report_command_writes_an_index_linking_its_pages(sample_lake, tmp_path):
-    out = tmp_path / "all.html"
-    assert main(["report", "--lake", str(sample_lake), "-o", str(out)]) == 0
-    links = re.findall(r'href="([^"]+)"', out.read_text())
+def test_report_command_writes_an_index_linking_its_pages(sample_reports):
+    links = re.findall(r'href="([^"]+)"', sample_reports.read_text())
     assert len(links) == 4 and all(link.startswith("all_files/traces/") for link in links)
-    assert all((tmp_path / link).exists() for link in links)
+    assert all((sample_reports.parent / link).exists() for link in links)
 
 
 def _watch(page) -> tuple[list[str], list[str]]:
@@ -171,13 +183,11 @@ def _watch(page) -> tuple[list[str], list[str]]:
     return problems, requests
 
 
-def test_report_in_headless_chromium(sample_con, tmp_path):
+def test_report_in_headless_chromium(sample_reports, tmp_path):
     """Debian's chromium (installed by .ci/run) opens the index and the trace pages: no console
     errors, no request but the page itself, and a full-page screenshot kept for a look."""
     import os
-    import shutil
 
-    import pytest
     from playwright.sync_api import sync_playwright
 
     browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -185,8 +195,7 @@ def test_report_in_headless_chromium(sample_con, tmp_path):
         if os.environ.get("CI"):
             pytest.fail("chromium is not installed (.ci/run installs it)")
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    index = write_reports(sample_con, tmp_path / "reports")
-    pages = [index, *sorted((tmp_path / "reports" / "traces").glob("*.html"))]
+    pages = [sample_reports, *_pages(sample_reports)]
     shots = Path(os.environ.get("TRACELAKE_SCREENSHOTS", tmp_path / "screenshots"))
     shots.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:

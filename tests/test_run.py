@@ -48,15 +48,15 @@ def test_incremental_runs(tmp_path, capsys):
     for f in (MNIST, MLP, RESNET):
         shutil.copy(f, src / f.name)
     out = tmp_path / "out"
-    code, first = _run_json([str(tmp_path / "traces"), "--out", str(out), "--jobs", "2"], capsys)
+    code, first = _run_json([str(tmp_path / "traces"), "--out", str(out), "--jobs", "2", "--no-reports"], capsys)
     assert code == 0 and set(_statuses(first).values()) == {"ok"}
 
-    code, again = _run_json([str(tmp_path / "traces"), "--out", str(out)], capsys)
+    code, again = _run_json([str(tmp_path / "traces"), "--out", str(out), "--no-reports"], capsys)
     assert code == 0 and set(_statuses(again).values()) == {"unchanged"}
 
     shutil.copy(NSYS, src / MLP.name)  # the file changes content (a different trace)
     (src / RESNET.name).unlink()
-    code, third = _run_json([str(tmp_path / "traces"), "--out", str(out), "--prune"], capsys)
+    code, third = _run_json([str(tmp_path / "traces"), "--out", str(out), "--prune", "--no-reports"], capsys)
     statuses = _statuses(third)
     assert statuses[MLP.name] == "ok" and statuses[MNIST.name] == "unchanged" and statuses[RESNET.name] == "removed"
     state = _lake_state(out / "lake")
@@ -65,7 +65,7 @@ def test_incremental_runs(tmp_path, capsys):
     assert sources == {"pytorch", "nsys"}  # the changed file's old trace is gone, its new one is in
 
 
-def test_non_traces_are_skipped_and_bad_traces_fail(tmp_path, capsys):
+def test_non_traces_are_skipped_and_bad_traces_fail_and_the_reports_list_them(tmp_path, capsys):
     src = tmp_path / "in"
     src.mkdir()
     shutil.copy(MLP, src / MLP.name)
@@ -81,6 +81,9 @@ def test_non_traces_are_skipped_and_bad_traces_fail(tmp_path, capsys):
     code, summary = _run_json([str(src), "--out", str(tmp_path / "out")], capsys)
     failed = [f for f in summary["files"] if f["status"] == "error"]
     assert code == 1 and len(failed) == 1 and "cut.json.gz" in failed[0]["error"]
+    index = (tmp_path / "out" / "reports" / "index.html").read_text()
+    assert "1 traces, 1 inputs failed" in index and "cut.json.gz" in index
+    assert len(list((tmp_path / "out" / "reports" / "traces").glob("*.html"))) == 1
 
 
 def test_kill_dash_nine_then_rerun_equals_a_clean_run(tmp_path):
@@ -111,7 +114,7 @@ def test_dask_executor_on_a_local_cluster(tmp_path, capsys):
         shutil.copy(f, src / f.name)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         code, summary = _run_json([str(src), "--out", str(tmp_path / "dask"), "--executor", "dask",
-                                   "--scheduler", cluster.scheduler_address], capsys)
+                                   "--scheduler", cluster.scheduler_address, "--no-reports"], capsys)
     assert code == 0 and set(_statuses(summary).values()) == {"ok"}
-    code, _ = _run_json([str(src), "--out", str(tmp_path / "local")], capsys)
+    code, _ = _run_json([str(src), "--out", str(tmp_path / "local"), "--no-reports"], capsys)
     assert _lake_state(tmp_path / "dask" / "lake") == _lake_state(tmp_path / "local" / "lake")

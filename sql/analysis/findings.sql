@@ -1,13 +1,13 @@
 -- findings: one row per detected problem, from every rule, with what was seen and
--- what to do. The rules: NVIDIA's four nsys analyze rules (findings_cuda_rules.sql)
--- and the deep-learning rules (findings_dl_rules.sql), and what bounds the steps
--- (findings_critical_path.sql).
+-- what to do. The rules: NVIDIA's four nsys analyze rules (findings_cuda_rules.sql),
+-- the deep-learning rules (findings_dl_rules.sql), what bounds the steps
+-- (findings_critical_path.sql) and the memory rules (findings_memory.sql).
 --
 -- depends: traces, finding_cuda_memcpy_async, finding_cuda_memcpy_sync,
 --          finding_cuda_memset_sync, finding_cuda_api_sync, finding_tensor_core_alignment,
 --          finding_fp32_gemm, finding_launch_bound, finding_host_sync_in_step,
 --          finding_pageable_copy_in_step, finding_gpu_idle_in_step, finding_straggler_rank,
---          finding_critical_path
+--          finding_critical_path, finding_memory_growth, finding_memory_fragmentation
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name.
@@ -36,6 +36,8 @@ WITH rules AS (
     UNION ALL BY NAME SELECT * FROM finding_gpu_idle_in_step
     UNION ALL BY NAME SELECT * FROM finding_straggler_rank
     UNION ALL BY NAME SELECT * FROM finding_critical_path
+    UNION ALL BY NAME SELECT * FROM finding_memory_growth
+    UNION ALL BY NAME SELECT * FROM finding_memory_fragmentation
 )
 SELECT r.trace_id, r.rule, r.severity, t.rank, r.pid, r.tid, r.device_id, r.stream_id,
        r.start_ns, r.duration_ns, r.api_name, r.evidence, r.advice
