@@ -13,6 +13,7 @@ processes that import tracelake.ingest load it too.
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +40,8 @@ def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracela
     return connect(lake, read_only=True)
 
 
-def ingest(paths: str | Path | Iterable[str | Path], lake: str | Path,
-           on_file: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
+def _ingest(paths: str | Path | Iterable[str | Path], lake: str | Path,
+            on_file: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
     """Ingest trace files (or directories, searched recursively) into `lake`, one by one.
 
     Returns one FileOutcome per file, as the CLI prints them: ``path``, ``status`` ('ok' or
@@ -50,6 +51,28 @@ def ingest(paths: str | Path | Iterable[str | Path], lake: str | Path,
     from tracelake.analysis.ingest_job import ingest_paths
 
     return ingest_paths(_paths(paths), lake, on_file or (lambda o: None))
+
+
+class _CallableIngest(types.ModuleType):
+    """The subpackage tracelake.ingest, callable as the API's tracelake.ingest(paths, lake=...).
+
+    Python binds a subpackage to its parent's attribute of the same name whenever it is imported,
+    so a plain function `tracelake.ingest` would be replaced by the ingest/ package as soon as
+    anything imported tracelake.ingest.<module> (the jobs all do). The package object itself is
+    made callable instead: `tracelake.ingest(...)` and `tracelake.ingest.<module>` both work.
+    """
+
+    def __call__(self, paths: str | Path | Iterable[str | Path], lake: str | Path,
+                 on_file: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
+        return _ingest(paths, lake, on_file)
+
+    __call__.__doc__ = _ingest.__doc__
+
+
+import tracelake.ingest as _ingest_package  # noqa: E402 - bound to tracelake.ingest here, made callable
+
+_ingest_package.__class__ = _CallableIngest
+ingest = _ingest_package
 
 
 def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int | None = None,
