@@ -206,16 +206,9 @@ def run(args) -> int:
         return EXIT_USAGE
     progress.finish(summary)
     if not args.no_reports and summary.files:
-        from .report_job import write_reports  # Altair and vl-convert: only when needed
+        from .report_job import write_run_reports  # Altair and vl-convert: only when needed
 
-        con = connect(Path(args.out) / "lake")
-        try:
-            fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
-            failures = [f for f in summary.files if f["status"] == "error"]
-            index = write_reports(con, Path(args.out) / "reports", failures=failures, render_ids=fresh,
-                                  jobs=args.jobs)
-        finally:
-            con.close()
+        index = write_run_reports(args.out, summary.files, jobs=args.jobs)
         if not args.quiet and not args.json:
             print(f"reports: {index.resolve()}", file=sys.stderr)
     if args.json:

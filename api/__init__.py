@@ -88,14 +88,9 @@ def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int |
 
     summary = run_job.run(_paths(dirs), out, jobs=jobs, prune=prune)
     if reports and summary.files:
-        from tracelake.analysis.report_job import write_reports
+        from tracelake.analysis.report_job import write_run_reports
 
-        con = open(Path(out) / "lake")
-        try:
-            write_reports(con, Path(out) / "reports", failures=[f for f in summary.files if f["status"] == "error"],
-                          render_ids={f["trace_id"] for f in summary.files if f["status"] == "ok"}, jobs=jobs)
-        finally:
-            con.close()
+        write_run_reports(out, summary.files, jobs=jobs)
     return summary
 
 
