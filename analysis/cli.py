@@ -1,4 +1,6 @@
-"""The `tracelake` command line. Exit codes: 0 all good, 1 some inputs failed, 2 usage error.
+"""The `tracelake` command line. Exit codes: 0 all good, 1 some inputs failed, 2 usage error (or an
+output that cannot be written), 130 interrupted (Ctrl-C). File-system errors about outputs, bad
+inflate limits and Ctrl-C end in one line each, here in `main`.
 
 This module parses the arguments and sets the process-wide settings (process_settings.py) before
 anything heavy is imported; the commands themselves are in commands.py.
@@ -9,8 +11,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__
+from tracelake.ingest.reading import BadLimits
+
+from . import __version__, fs_errors
+from .limit_options import add_limit_options
 from .process_settings import prefer_jemalloc
+from .terminal import say
+
+EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories")
     s.add_argument("--lake", required=True, metavar="DIR", help="lake directory (created if missing)")
     s.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    add_limit_options(s)
 
     s = sub.add_parser("stats", help="print the headline numbers and summary tables of trace files (like nsys stats)",
                        description="Ingest the files into a temporary lake (or --lake) and print reports: the "
@@ -53,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Example: tracelake sql --lake lake/ \"SELECT name, count(*) FROM kernels GROUP BY 1\"")
     s.add_argument("--lake", required=True, metavar="DIR")
     s.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    s.add_argument("--safe", action="store_true",
+                   help="refuse anything but queries, and any file access outside the lake (default: the "
+                        "query runs with your rights, like the duckdb CLI: COPY ... TO can write files)")
     s.add_argument("query", metavar="QUERY")
 
     s = sub.add_parser("relink", help="rebuild a lake's tracelake.duckdb (after moving the lake folder)",
@@ -98,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local: a process pool on this machine (default); dask: a Dask distributed cluster")
     s.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, with --executor dask")
     s.add_argument("--no-reports", action="store_true", help="skip the HTML reports (OUTDIR/reports/index.html)")
+    add_limit_options(s)
     verbosity = s.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     verbosity.add_argument("-v", "--verbose", action="store_true", help="one line per file, warnings too")
@@ -149,7 +162,17 @@ def main(argv: list[str] | None = None) -> int:
     prefer_jemalloc()  # before the commands import pyarrow
     from .commands import COMMANDS
 
-    return COMMANDS[args.command](args)
+    try:
+        return COMMANDS[args.command](args)
+    except OSError as e:  # an output that cannot be written (read-only, under a file, full disk)
+        say(f"error  {fs_errors.describe(e)}", err=True)
+        return EXIT_USAGE
+    except BadLimits as e:  # TRACELAKE_MAX_INFLATED / _RATIO set to something that is not a number
+        say(f"error  {e}", err=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        say("interrupted: workers stopped; a re-run cleans up and carries on", err=True)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

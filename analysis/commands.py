@@ -1,6 +1,8 @@
 """What each `tracelake` command does (analysis/cli.py parses the command line, then calls these).
 
 Each command takes the parsed arguments and returns the exit code (EXIT_* below; the CLI exits with it).
+Lines holding a file name or a trace string are printed with terminal.say (control characters
+escaped); file-system errors about outputs and Ctrl-C are turned into one line by cli.main.
 """
 
 from __future__ import annotations
@@ -11,12 +13,15 @@ from pathlib import Path
 
 import duckdb
 from tracelake.ingest import lake_layout
+from tracelake.ingest.printable import has_control, terminal_text
 
-from . import __version__, callctx_export, critpath_whatif, run_job
+from . import __version__, callctx_export, critpath_whatif, fs_errors, run_job, safe_sql
 from .database import DB_FILE, build_database, connect
 from .ingest_job import FileOutcome, ingest_paths
+from .limit_options import limits_of
 from .output import write_result
 from .progress import Progress
+from .terminal import say
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -25,20 +30,20 @@ def ingest(args) -> int:
     def report(o: FileOutcome):
         if o.status == "ok":
             if not args.quiet:
-                print(f"ok     {o.path} -> {o.trace_id} ({o.events:,} events, {o.seconds:.2f} s)")
+                say(f"ok     {o.path} -> {o.trace_id} ({o.events:,} events, {o.seconds:.2f} s)")
                 for w in o.warnings:
-                    print(f"       warning: {w}")
+                    say(f"       warning: {w}")
         else:
-            print(f"error  {o.error}", file=sys.stderr)
+            say(f"error  {o.error}", err=True)
 
-    outcomes = ingest_paths(args.paths, args.lake, report)
+    outcomes = ingest_paths(args.paths, args.lake, report, limits_of(args))
     if not outcomes:
-        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
+        say(f"error  no trace files found under: {' '.join(args.paths)}", err=True)
         return EXIT_SOME_FAILED
     failed = sum(o.status != "ok" for o in outcomes)
     if not args.quiet:
-        print(f"{len(outcomes) - failed} ingested, {failed} failed; lake: {Path(args.lake).resolve()} "
-              f"(query: duckdb {Path(args.lake).resolve() / DB_FILE})")
+        say(f"{len(outcomes) - failed} ingested, {failed} failed; lake: {Path(args.lake).resolve()} "
+            f"(query: duckdb {Path(args.lake).resolve() / DB_FILE})")
     return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
@@ -47,7 +52,7 @@ def _open_lake(lake: str):
     try:
         return connect(lake)
     except FileNotFoundError as e:
-        print(f"error  {e}", file=sys.stderr)
+        say(f"error  {e}", err=True)
         return None
 
 
@@ -56,10 +61,16 @@ def sql(args) -> int:
     if con is None:
         return EXIT_USAGE
     try:
+        if args.safe:
+            refused = safe_sql.refusal(args.query)
+            if refused:
+                say(f"error  --safe: {refused}", err=True)
+                return EXIT_USAGE
+            safe_sql.restrict(con, Path(args.lake).resolve())
         rel = con.sql(args.query)
         write_result(rel, args.format, sys.stdout)
     except duckdb.Error as e:
-        print(f"error  {str(e).strip().splitlines()[0]}", file=sys.stderr)
+        say(f"error  {(str(e).strip().splitlines() or [type(e).__name__])[0]}", err=True)
         return EXIT_USAGE
     finally:
         con.close()
@@ -131,9 +142,9 @@ def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fm
 
 def relink(args) -> int:
     if not lake_layout.is_lake(Path(args.lake)):
-        print(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", file=sys.stderr)
+        say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
         return EXIT_USAGE
-    print(build_database(args.lake))
+    say(str(build_database(args.lake)))
     return EXIT_OK
 
 
@@ -165,6 +176,8 @@ def callctx(args) -> int:
     if args.output:
         Path(args.output).write_bytes(data)
     else:
+        if sys.stdout.isatty():  # frame and kernel names come from the trace: escaped on a terminal
+            data = "\n".join(map(terminal_text, data.decode("utf-8", "replace").split("\n"))).encode()
         sys.stdout.buffer.write(data)
     return EXIT_OK
 
@@ -200,7 +213,7 @@ def run(args) -> int:
         return EXIT_USAGE
     try:
         summary = run_job.run(args.paths, args.out, jobs=args.jobs, prune=args.prune, on_outcome=progress.update,
-                              executor=args.executor, scheduler=args.scheduler)
+                              executor=args.executor, scheduler=args.scheduler, limits=limits_of(args))
     except ImportError:
         print("error  --executor dask needs the dask extra: pip install 'tracelake[dask]'", file=sys.stderr)
         return EXIT_USAGE
@@ -210,12 +223,12 @@ def run(args) -> int:
 
         index = write_run_reports(args.out, summary.files, jobs=args.jobs)
         if not args.quiet and not args.json:
-            print(f"reports: {index.resolve()}", file=sys.stderr)
+            say(f"reports: {index.resolve()}", err=True)
     if args.json:
         sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
                                      "files": summary.files}, indent=1) + "\n")
     if not summary.files:
-        print(f"error  no trace files found under: {' '.join(args.paths)}", file=sys.stderr)
+        say(f"error  no trace files found under: {' '.join(args.paths)}", err=True)
         return EXIT_SOME_FAILED
     return EXIT_SOME_FAILED if summary.failed else EXIT_OK
 
@@ -260,7 +273,7 @@ def report(args) -> int:
             write_reports(con, out.with_name(out.stem + "_files"), chosen or None, index=out)
     finally:
         con.close()
-    print(out.resolve())
+    say(str(out.resolve()))
     return EXIT_OK
 
 
@@ -272,6 +285,11 @@ def mail(args) -> int:
 
     from tracelake.reports.email import send
 
+    for option, address in [("--from", args.sender)] + [("--to", a) for a in args.to]:
+        if has_control(address):
+            say(f"error  {option} {address}: an address cannot hold line breaks or other control characters",
+                err=True)
+            return EXIT_USAGE
     host, _, port = args.smtp.rpartition(":")
     if not host or not port.isdigit():
         print(f"error  --smtp {args.smtp!r}: expected HOST:PORT", file=sys.stderr)
@@ -279,7 +297,7 @@ def mail(args) -> int:
     try:
         msg = email.message_from_bytes(Path(args.eml).read_bytes(), policy=email.policy.SMTP)
     except OSError as e:
-        print(f"error  {args.eml}: {e.strerror or e}", file=sys.stderr)
+        say(f"error  {fs_errors.describe(e)}", err=True)
         return EXIT_USAGE
     del msg["From"], msg["To"]
     msg["From"], msg["To"] = args.sender, ", ".join(args.to)
@@ -287,9 +305,9 @@ def mail(args) -> int:
         send(msg.as_bytes(), host, int(port), args.sender, args.to, args.starttls, args.user,
              os.environ.get("TRACELAKE_SMTP_PASSWORD"))
     except (OSError, smtplib.SMTPException) as e:
-        print(f"error  sending {args.eml} via {args.smtp}: {e}", file=sys.stderr)
+        say(f"error  sending {args.eml} via {args.smtp}: {e}", err=True)
         return EXIT_SOME_FAILED
-    print(f"sent {args.eml} to {', '.join(args.to)}")
+    say(f"sent {args.eml} to {', '.join(args.to)}")
     return EXIT_OK
 
 

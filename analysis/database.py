@@ -64,6 +64,18 @@ def build_database(lake: str | Path) -> Path:
     db = lake / DB_FILE
     tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"
     tmp.unlink(missing_ok=True)
+    try:
+        _write_database(tmp, lake)
+        os.replace(tmp, db)
+    except BaseException:  # a failed or interrupted build leaves no half-written file behind
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        Path(str(tmp) + ".wal").unlink(missing_ok=True)
+    return db
+
+
+def _write_database(tmp: Path, lake: Path) -> None:
     # Written in the v1.0 storage format so that older DuckDB CLIs and drivers open it too.
     con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
     try:
@@ -78,9 +90,6 @@ def build_database(lake: str | Path) -> Path:
         con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _catalog_fingerprint(), __version__])
     finally:
         con.close()
-    os.replace(tmp, db)
-    Path(str(tmp) + ".wal").unlink(missing_ok=True)
-    return db
 
 
 def _is_current(db: Path, lake: Path) -> bool:
@@ -100,6 +109,7 @@ def _is_current(db: Path, lake: Path) -> bool:
 def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
     """Open a lake's database, rebuilding it first when missing, moved, or older than the SQL catalog."""
     lake = Path(lake).resolve()
+    lake_layout.check_path(lake)
     if not lake_layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
     db = lake / DB_FILE

@@ -12,8 +12,10 @@ from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import ErrorKind, TraceError
 from tracelake.ingest.lake_layout import prepare_for_writing
 from tracelake.ingest.lake_writer import write_trace
+from tracelake.ingest.printable import path_text
+from tracelake.ingest.reading import Limits
 
-from . import __version__, callctx_build, critpath_build
+from . import __version__, callctx_build, critpath_build, fs_errors
 from .database import build_database
 
 
@@ -49,33 +51,36 @@ def _critical_path(result) -> dict:
     return tables
 
 
-def ingest_one(path: str, lake: Path) -> FileOutcome:
+def ingest_one(path: str, lake: Path, limits: Limits | None = None) -> FileOutcome:
+    """One file into the lake. The outcome's path is the file name as UTF-8 text (path_text)."""
     t0 = time.perf_counter()
+    shown = path_text(path)
     try:
-        result = ingest_file(path)
+        result = ingest_file(path, limits)
         result.tables.update(_calling_context(result))
         result.tables.update(_critical_path(result))
         write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     except TraceError as e:
-        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=str(e), error_kind=e.kind)
+        return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e), error_kind=e.kind)
     except OSError as e:
-        return FileOutcome(path, "error", seconds=time.perf_counter() - t0, error=f"{path}: cannot write lake: {e}",
-                           error_kind=ErrorKind.INTERNAL)
+        return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
+                           error=f"{shown}: cannot write lake: {fs_errors.describe(e)}", error_kind=ErrorKind.INTERNAL)
     except Exception as e:  # noqa: BLE001 - a bug on one file must not stop the batch; say which file
         first = (str(e).strip().splitlines() or [""])[0][:300]
-        return FileOutcome(path, "error", seconds=time.perf_counter() - t0,
-                           error=f"{path}: internal error while writing the trace: {type(e).__name__}: {first}",
+        return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
+                           error=f"{shown}: internal error while writing the trace: {type(e).__name__}: {first}",
                            error_kind=ErrorKind.INTERNAL)
-    return FileOutcome(path, "ok", result.trace_id, result.event_count, time.perf_counter() - t0,
+    return FileOutcome(shown, "ok", result.trace_id, result.event_count, time.perf_counter() - t0,
                        warnings=tuple(result.warnings))
 
 
 def ingest_paths(paths: list[str], lake: str | Path,
-                 on_outcome: Callable[[FileOutcome], None] = lambda o: None) -> list[FileOutcome]:
+                 on_outcome: Callable[[FileOutcome], None] = lambda o: None,
+                 limits: Limits | None = None) -> list[FileOutcome]:
     lake = prepare_for_writing(Path(lake))
     outcomes = []
     for path in discover(paths):
-        outcome = ingest_one(path, lake)
+        outcome = ingest_one(path, lake, limits)
         on_outcome(outcome)
         outcomes.append(outcome)
     build_database(lake)

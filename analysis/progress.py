@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
+from tracelake.ingest.printable import terminal_text
+
 
 class Progress:
     def __init__(self, quiet: bool = False, verbose: bool = False, stream=None):
@@ -38,7 +40,7 @@ class Progress:
             return
         if self.tty:
             self.stream.write("\r\x1b[K")
-        self.stream.write(text + "\n")
+        self.stream.write(terminal_text(text) + "\n")
 
     def finish(self, summary) -> None:
         if self.tty and not self.quiet:
@@ -46,4 +48,5 @@ class Progress:
         if not self.quiet:
             counts = ", ".join(f"{summary.count(s)} {s}" for s in ("ok", "unchanged", "skipped", "removed", "error")
                                if summary.count(s))
-            self.stream.write(f"{counts or 'nothing to do'} in {summary.seconds:.1f} s; lake: {summary.lake}\n")
+            self.stream.write(terminal_text(f"{counts or 'nothing to do'} in {summary.seconds:.1f} s; "
+                                            f"lake: {summary.lake}") + "\n")

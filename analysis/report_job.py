@@ -28,8 +28,12 @@ SHARED_VIEWS = ["gpu_ops", "gpu_op_class", "gpu_busy", "gpu_active_range", "step
 def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:  # nothing half-written is left, whatever went wrong
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failures: list[dict] | None = None,

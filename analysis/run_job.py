@@ -18,9 +18,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tracelake.ingest.discover import discover
-from tracelake.ingest.errors import ErrorKind
+from tracelake.ingest.errors import ErrorKind, TraceError
 from tracelake.ingest.identity import file_sha256
 from tracelake.ingest.lake_layout import delete_trace, lake_index, prepare_for_writing
+from tracelake.ingest.printable import path_text
+from tracelake.ingest.reading import Limits, is_regular
 
 from .database import build_database
 from .ingest_job import FileOutcome, ingest_one
@@ -41,11 +43,21 @@ class RunSummary:
         return sum(f["status"] == status for f in self.files)
 
 
-def _task(path: str, lake: str) -> FileOutcome:
-    return ingest_one(path, Path(lake))
+def _task(path: str, lake: str, limits: Limits | None) -> FileOutcome:
+    return ingest_one(path, Path(lake), limits)
 
 
-def _execute(paths: list[str], lake: Path, jobs: int | None, executor: str, scheduler: str | None):
+def _unchanged(path: str, sha256: str) -> bool:
+    """The file is still a regular file with this content (anything else is ingested again,
+    which reports what became of it)."""
+    try:
+        return is_regular(path) and file_sha256(path) == sha256
+    except TraceError:
+        return False
+
+
+def _execute(paths: list[str], lake: Path, jobs: int | None, executor: str, scheduler: str | None,
+             limits: Limits | None):
     """Run the per-file tasks; yields outcomes as they finish. 'local': a process pool on this
     machine; 'dask': a Dask distributed cluster (its workers must see the files and the lake)."""
     if not paths:
@@ -55,18 +67,20 @@ def _execute(paths: list[str], lake: Path, jobs: int | None, executor: str, sche
         from distributed import as_completed as dask_completed
 
         with Client(scheduler) as client:
-            futures = [client.submit(_task, p, str(lake), pure=False) for p in paths]
+            futures = [client.submit(_task, p, str(lake), limits, pure=False) for p in paths]
             for future in dask_completed(futures):
                 yield future.result()
         return
     with process_pool(jobs or os.cpu_count() or 1) as pool:
-        for future in as_completed([pool.submit(_task, p, str(lake)) for p in paths]):
+        for future in as_completed([pool.submit(_task, p, str(lake), limits) for p in paths]):
             yield future.result()
 
 
 def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool = False,
         on_outcome: Callable[[FileOutcome, int, int], None] = lambda o, done, total: None,
-        executor: str = "local", scheduler: str | None = None) -> RunSummary:
+        executor: str = "local", scheduler: str | None = None, limits: Limits | None = None) -> RunSummary:
+    """Outcomes name files by path_text (file names that are not UTF-8 are escaped), which is
+    also how the lake's `traces.path` holds them."""
     t0 = time.perf_counter()
     lake = prepare_for_writing(Path(out) / "lake")
     known = lake_index(lake)
@@ -74,19 +88,19 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     summary = RunSummary(str(lake.resolve()))
     todo = []
     for path in files:
-        previous = known.get(path)
-        if previous and os.path.exists(path) and file_sha256(path) == previous[0]:
-            summary.files.append(asdict(FileOutcome(path, "unchanged", previous[1])))
+        previous = known.get(path_text(path))
+        if previous and _unchanged(path, previous[0]):
+            summary.files.append(asdict(FileOutcome(path_text(path), "unchanged", previous[1])))
         else:
             todo.append(path)
     if prune:
-        present = set(files)
+        present = {path_text(f) for f in files}
         for path, (_, trace_id) in known.items():
             if path not in present and not os.path.exists(path):
                 delete_trace(lake, trace_id)
                 summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
     done = 0
-    for outcome in _execute(todo, lake, jobs, executor, scheduler):
+    for outcome in _execute(todo, lake, jobs, executor, scheduler, limits):
         if outcome.status == "error" and outcome.error_kind == ErrorKind.NOT_A_TRACE:
             outcome.status = "skipped"  # a file that is not a trace at all: listed, not a failure
         if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:

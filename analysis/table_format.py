@@ -1,6 +1,8 @@
 """Query results as a terminal table that reads like the DuckDB shell's: a box of aligned
 columns, the column names on top, numbers right-aligned, NULL shown as NULL, long values cut
 (with …) so that the table fits the terminal, and the rows past `max_rows` elided in the middle.
+Control characters in values are shown escaped (printable.terminal_text): strings from traces
+cannot move the cursor or forge lines.
 """
 
 from __future__ import annotations
@@ -8,6 +10,8 @@ from __future__ import annotations
 import datetime
 import decimal
 import shutil
+
+from tracelake.ingest.printable import terminal_text
 
 _MIN_CUT = 12  # a text column is cut to no fewer characters than this
 
@@ -25,7 +29,7 @@ def cell(value) -> str:
         return str(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(cell(v) for v in value) + "]"
-    return str(value).replace("\n", "\\n").replace("\t", " ")
+    return terminal_text(str(value))  # strings from traces: control characters shown escaped
 
 
 def _is_number(values: list) -> bool:

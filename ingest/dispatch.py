@@ -10,22 +10,20 @@ from contextlib import contextmanager
 from .errors import ErrorKind, TraceError
 from .ingest_result import IngestResult
 from .kineto import ingest_kineto
+from .kineto_text import UTF8_BOM
 from .nsys import ingest_nsys
 from .nsys_reader import SQLITE_MAGIC
+from .reading import Limits, open_input, read_head, using
 
 
 def detect_format(path: str) -> str:
     """'nsys' or 'pytorch'; raises TraceError for anything else."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-    except OSError as e:
-        raise TraceError(path, f"cannot read file: {e.strerror or e}") from None
+    head = read_head(path, 64)
     if not head:
         raise TraceError(path, "empty file")
     if head[:2] == b"\x1f\x8b":
         try:
-            with gzip.open(path, "rb") as f:
+            with open_input(path) as raw, gzip.GzipFile(fileobj=raw) as f:
                 head = f.read(64)
         except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as e:
             raise TraceError(path, f"corrupt gzip data ({e})") from None
@@ -33,7 +31,7 @@ def detect_format(path: str) -> str:
             raise TraceError(path, "empty file (gzip of nothing)")
     if head.startswith(SQLITE_MAGIC):
         return "nsys"
-    if head.lstrip()[:1] in (b"{", b"["):
+    if head.removeprefix(UTF8_BOM).lstrip()[:1] in (b"{", b"["):
         return "pytorch"
     if path.endswith((".nsys-rep", ".qdrep")) or head[:4] == b"PK\x03\x04":
         raise TraceError(path, "this is an Nsight Systems report, not its SQLite export: "
@@ -56,8 +54,14 @@ def _gc_paused():
             gc.enable()
 
 
-def ingest_file(path: str) -> IngestResult:
-    """Read one trace file into unified tables. Bad input raises TraceError with a one-line reason."""
+def ingest_file(path: str, limits: Limits | None = None) -> IngestResult:
+    """Read one trace file into unified tables. Bad input raises TraceError with a one-line reason.
+    limits: how far gzip may inflate (reading.Limits; default: from the environment)."""
+    with using(limits):
+        return _ingest(path)
+
+
+def _ingest(path: str) -> IngestResult:
     fmt = detect_format(path)
     try:
         with _gc_paused():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from .printable import path_text
+
 
 class ErrorKind(StrEnum):
     """What kind of failure it is; the batch job decides by kind (analysis/run_job.py), never by message."""
@@ -17,7 +19,7 @@ class TraceError(Exception):
     """A trace file could not be ingested. str() is the one-line message shown to users."""
 
     def __init__(self, path: str, problem: str, kind: ErrorKind = ErrorKind.BAD_TRACE):
-        super().__init__(f"{path}: {problem}")
+        super().__init__(f"{path_text(path)}: {problem}")
         self.path = path
         self.problem = problem
         self.kind = kind

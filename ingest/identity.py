@@ -6,6 +6,8 @@ import hashlib
 import re
 from pathlib import Path
 
+from .reading import blocks
+
 _SUFFIXES = (".gz", ".json", ".sqlite", ".trace", ".pt")
 
 
@@ -15,9 +17,8 @@ def content_sha256(data: bytes) -> str:
 
 def file_sha256(path: str | Path) -> str:
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    for block in blocks(str(path)):
+        h.update(block)
     return h.hexdigest()
 
 

@@ -10,6 +10,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .printable import path_text
 from .schema import EVENT_TABLES, TABLES
 
 # Tables whose intervals make up a trace's span.
@@ -45,8 +46,8 @@ def traces_row(*, source, path, file_bytes, content_sha256, tool, tool_version, 
                world_size=None, distributed_backend=None, hostname=None) -> pa.Table:
     row = {
         "source": source,
-        "path": str(path),
-        "file_name": os.path.basename(str(path)),
+        "path": path_text(path),
+        "file_name": os.path.basename(path_text(path)),
         "file_bytes": file_bytes,
         "content_sha256": content_sha256,
         "tool": tool,

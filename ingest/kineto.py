@@ -21,6 +21,7 @@ from . import kineto_rows as rows
 from .errors import TraceError
 from .identity import make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
+from .integrity import drop_reversed_intervals, unique_lookups
 from .kineto_args import to_int
 from .kineto_decode import ChunkFailed, DecodedTrace, Event, decode
 from .kineto_rows import str_or_none
@@ -282,21 +283,20 @@ def ingest_kineto(path: str) -> IngestResult:
         schema=pa.schema([("pid", pa.int64()), ("tid", pa.int64()), ("name", pa.string())]),
     )
 
-    # Negative durations are impossible and ts=0, dur=0 events are profiler placeholders
-    # (pytorch#188481): keep those rows out and say so.
+    # Negative durations are impossible (integrity.drop_reversed_intervals) and ts=0, dur=0 events
+    # are profiler placeholders (pytorch#188481): keep those rows out and say so.
+    drop_reversed_intervals(tables, decoded.warnings)
+    unique_lookups(tables, decoded.warnings)
     placeholders = 0
     for name in ("kernels", "memcpy", "memset", "synchronizations", "api_calls", "cpu_ops", "annotations",
                  "python_frames"):
         t = tables[name]
         if t is None:
             continue
-        negative = pc.less(t.column("duration_ns"), 0)
         placeholder = pc.and_(pc.equal(t.column("start_ns"), 0), pc.equal(t.column("duration_ns"), 0))
-        n_negative, n_placeholder = pc.sum(negative).as_py() or 0, pc.sum(placeholder).as_py() or 0
-        if n_negative or n_placeholder:
-            tables[name] = t.filter(pc.invert(pc.or_kleene(negative, placeholder)).fill_null(True))
-        if n_negative:
-            decoded.warnings.append(f"dropped {n_negative} {name} rows with a negative duration")
+        n_placeholder = pc.sum(placeholder).as_py() or 0
+        if n_placeholder:
+            tables[name] = t.filter(pc.invert(placeholder).fill_null(True))
         placeholders += n_placeholder
     if placeholders:
         decoded.warnings.append(f"dropped {placeholders} events with ts=0 and dur=0 (profiler placeholders)")

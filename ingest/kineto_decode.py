@@ -33,6 +33,7 @@ import msgspec
 from .errors import ErrorKind, TraceError
 from .identity import content_sha256
 from .kineto_text import GZIP_ERRORS, read_file, text_pieces, whole_text
+from .reading import LimitExceeded
 
 
 class Event(msgspec.Struct, gc=False):
@@ -129,7 +130,7 @@ def decode(path: str, chunked: bool = True) -> DecodedTrace:
     if chunked:
         metadata: dict[str, Any] = {}
         warnings: list[str] = []
-        chunks = _chunks(path, text_pieces(raw, CHUNK_BYTES), metadata, warnings)
+        chunks = _chunks(path, text_pieces(path, raw, CHUNK_BYTES), metadata, warnings)
         return DecodedTrace(chunks, metadata, sha, warnings)
     data, warnings, truncated = whole_text(path, raw)
     del raw
@@ -163,6 +164,8 @@ def _chunks(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
             warnings: list[str]) -> Iterator[list[Event]]:
     try:
         yield from _decode_pieces(path, pieces, metadata, warnings)
+    except LimitExceeded:
+        raise  # decoding the file whole would inflate it just as far
     except (msgspec.DecodeError, TraceError, UnicodeDecodeError, _NotChunkable, *GZIP_ERRORS):
         raise ChunkFailed from None
 

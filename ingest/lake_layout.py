@@ -12,11 +12,13 @@ Everything else (the writer, the database, the batch job) asks this module for p
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import uuid
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .schema import TABLES
@@ -94,10 +96,20 @@ def complete_trace_ids(lake: Path) -> set[str]:
     return {trace_id_of(p) for p in root.iterdir() if (p / _FILE).is_file()}
 
 
+def _traces_row(lake: Path, trace_id: str) -> list[dict] | None:
+    """The trace's `traces` row(s) (path, content hash), or None when the file cannot be read (a
+    damaged disk, a hand-edited lake)."""
+    try:
+        return pq.read_table(partition_file(lake, "traces", trace_id), columns=["path", "content_sha256"]).to_pylist()
+    except (OSError, ValueError, pa.ArrowException):
+        return None
+
+
 def remove_incomplete(lake: Path) -> list[str]:
-    """Delete partitions of traces without a `traces` row and leftover staging folders."""
+    """Delete partitions of traces without a readable `traces` row, and leftover staging folders
+    (an unreadable trace is ingested again by the next run instead of failing every query)."""
     lake = Path(lake)
-    complete = complete_trace_ids(lake)
+    complete = {t for t in complete_trace_ids(lake) if _traces_row(lake, t) is not None}
     removed = set()
     for name in TABLES:
         root = lake / name
@@ -112,10 +124,27 @@ def remove_incomplete(lake: Path) -> list[str]:
     return sorted(removed)
 
 
+def check_path(lake: Path) -> None:
+    """DuckDB and Parquet open only UTF-8 paths: a lake path that is not (undecodable bytes in a
+    folder name) is refused with an OSError naming it, before anything is written."""
+    try:
+        str(Path(lake).resolve()).encode("utf-8")
+    except UnicodeEncodeError:
+        raise OSError(errno.EINVAL, "a lake's path must be valid UTF-8 (DuckDB and Parquet open no other)",
+                      str(lake)) from None
+
+
 def prepare_for_writing(lake: Path) -> Path:
-    """Create the lake folder and clean up what an interrupted writer left; every writer calls it first."""
+    """Create the lake folder, check it is writable (before any work: an OSError naming the path
+    otherwise, which the CLI prints as one line) and clean up what an interrupted writer left;
+    every writer calls it first."""
     lake = Path(lake)
+    check_path(lake)
     lake.mkdir(parents=True, exist_ok=True)
+    probe = lake / f".write-test.{os.getpid()}"
+    with open(probe, "x"):
+        pass
+    probe.unlink()
     remove_incomplete(lake)
     return lake
 
@@ -124,7 +153,7 @@ def lake_index(lake: Path) -> dict[str, tuple[str, str]]:
     """path -> (content_sha256, trace_id) of every complete trace in the lake (from its `traces` rows)."""
     out = {}
     for trace_id in complete_trace_ids(lake):
-        row = pq.read_table(partition_file(lake, "traces", trace_id), columns=["path", "content_sha256"]).to_pylist()
+        row = _traces_row(lake, trace_id)
         if row:
             out[os.path.abspath(row[0]["path"])] = (row[0]["content_sha256"], trace_id)
     return out

@@ -19,6 +19,7 @@ import pyarrow as pa
 from .errors import ErrorKind, TraceError
 from .identity import file_sha256, make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
+from .integrity import drop_reversed_intervals, unique_lookups
 from .names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
 from .nesting import parent_and_depth
 from .nsys_reader import Export, open_export
@@ -235,7 +236,7 @@ class _Mapper:
         table = "TARGET_INFO_GPU" if self.x.has("TARGET_INFO_GPU") else "TARGET_INFO_CUDA_GPU"
         if not self.x.has(table):
             return None
-        cols = self.x.columns[table]
+        cols = self.x.columns(table)
         f = self.x.read(table, cols)
         id_col = "id" if "id" in cols else "deviceId"
         props = [orjson.dumps(row, default=str).decode() for row in f.iter_rows(named=True)]
@@ -345,6 +346,9 @@ def ingest_nsys(path: str) -> IngestResult:
         hosts = env.filter(pl.col("name").cast(pl.String).str.to_lowercase() == "hostname")["value"]
         hostname = str(hosts[0]) if len(hosts) else meta.get("EXPORT_HOST")
     out: dict[str, pa.Table] = {k: f.to_arrow() for k, f in tables.items() if f is not None}
+    warnings += x.warnings
+    drop_reversed_intervals(out, warnings)
+    unique_lookups(out, warnings)
     start_ns, end_ns = trace_span(out)
     sha = sha_future.result()
     out["traces"] = traces_row(

@@ -24,6 +24,8 @@ import polars as pl
 import pyarrow as pa
 
 from .errors import TraceError
+from .integrity import unique_ids
+from .reading import InflateBudget, open_input, read_head
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -41,11 +43,7 @@ def _check_header(path: str, head: bytes) -> None:
 def open_export(path: str):
     """Yields an Export; gzipped exports are unpacked into a temporary file removed afterwards."""
     tmpdir = None
-    try:
-        with open(path, "rb") as f:
-            head = f.read(100)
-    except OSError as e:
-        raise TraceError(path, f"cannot read file: {e.strerror or e}") from None
+    head = read_head(path, 100)
     if not head:
         raise TraceError(path, "empty file")
     local = path
@@ -53,11 +51,7 @@ def open_export(path: str):
         if head[:2] == b"\x1f\x8b":
             tmpdir = tempfile.mkdtemp(prefix="tracelake-")
             local = os.path.join(tmpdir, "export.sqlite")
-            try:
-                with gzip.open(path, "rb") as src, open(local, "wb") as dst:
-                    shutil.copyfileobj(src, dst, 1 << 22)
-            except (EOFError, zlib.error, gzip.BadGzipFile, OSError) as e:
-                raise TraceError(path, f"corrupt or truncated gzip data ({e})") from None
+            _gunzip(path, local)
             with open(local, "rb") as f:
                 head = f.read(100)
         _check_header(path, head)
@@ -77,6 +71,20 @@ def open_export(path: str):
             shutil.rmtree(tmpdir, ignore_errors=True)
 
 
+def _gunzip(path: str, local: str) -> None:
+    """Inflate a gzipped export into `local`, within the inflate limits (reading.InflateBudget)."""
+    try:
+        with open_input(path) as raw, gzip.GzipFile(fileobj=raw) as src, open(local, "wb") as dst:
+            budget = InflateBudget(path, os.fstat(raw.fileno()).st_size)
+            while block := src.read(1 << 22):
+                budget.count(len(block))
+                dst.write(block)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise TraceError(path, f"corrupt or truncated gzip data ({e})") from None
+    except OSError as e:
+        raise TraceError(path, f"cannot unpack gzip data to a temporary file ({e.strerror or e})") from None
+
+
 class Export:
     def __init__(self, path: str, local: str):
         self.path = path
@@ -87,11 +95,13 @@ class Export:
         self._connections: list = []
         self._lock = threading.Lock()
         try:
-            self.columns = self._introspect()
+            self.tables = set(self._query("SELECT name FROM sqlite_master WHERE type = 'table'").column(0).to_pylist())
         except Exception as e:  # noqa: BLE001 - driver errors have many types
             self.close()
             raise TraceError(path, f"cannot read SQLite database ({_first_line(e)})") from None
+        self._columns: dict[str, list[str]] = {}
         self._strings: pl.DataFrame | None = None
+        self.warnings: list[str] = []  # integrity problems found while reading (duplicate ids)
         self.queries: list[str] = []  # every data SELECT, in order (the benchmark's floor replays them)
 
     def close(self) -> None:
@@ -115,25 +125,25 @@ class Export:
         finally:
             cur.close()
 
-    def _introspect(self) -> dict[str, list[str]]:
-        names = self._query("SELECT name FROM sqlite_master WHERE type = 'table'").column(0).to_pylist()
-        columns = {}
-        for name in names:
-            info = self._query(f"PRAGMA table_info('{name}')")
-            columns[name] = info.column("name").to_pylist()
-        return columns
+    def columns(self, table: str) -> list[str]:
+        """The table's column names (introspected when first asked: tables tracelake does not
+        read, whatever their names, are never touched)."""
+        if table not in self._columns:
+            info = self._query(f"SELECT name FROM pragma_table_info({quote_literal(table)})")
+            self._columns[table] = info.column("name").to_pylist()
+        return self._columns[table]
 
     def has(self, table: str, column: str | None = None) -> bool:
-        return table in self.columns and (column is None or column in self.columns[table])
+        return table in self.tables and (column is None or column in self.columns(table))
 
     def read(self, table: str, columns: list[str], where: str | None = None) -> pl.DataFrame | None:
         """The named columns of `table` (absent ones NULL), or None when the table is absent."""
-        if table not in self.columns:
+        if table not in self.tables:
             return None
-        present = [c for c in columns if c in self.columns[table]]
+        present = [c for c in columns if c in self.columns(table)]
         if not present:
             return pl.DataFrame({c: [] for c in columns})
-        sql = "SELECT " + ", ".join(f'"{c}"' for c in present) + f' FROM "{table}"'
+        sql = "SELECT " + ", ".join(map(quote_identifier, present)) + f" FROM {quote_identifier(table)}"
         if where:
             sql += f" WHERE {where}"
         self.queries.append(sql)
@@ -167,22 +177,31 @@ class Export:
     def _read_strings(self) -> pl.DataFrame:
         if self._strings is None:
             s = self.read("StringIds", ["id", "value"])
-            self._strings = (s if s is not None else pl.DataFrame({"id": [], "value": []})).with_columns(
+            s = (s if s is not None else pl.DataFrame({"id": [], "value": []})).with_columns(
                 pl.col("id").cast(pl.Int64), pl.col("value").cast(pl.String)
             )
+            self._strings = unique_ids(s, "id", "StringIds", self.warnings)
         return self._strings
 
     def resolve(self, frame: pl.DataFrame, id_column: str, as_name: str) -> pl.DataFrame:
-        """Replace a StringIds id column by its text."""
+        """Replace a StringIds id column by its text (a lookup: never adds rows)."""
         strings = self.strings().rename({"id": "__sid", "value": as_name})
         keyed = frame.with_columns(pl.col(id_column).cast(pl.Int64).alias("__sid")).drop(id_column)
-        return keyed.join(strings, on="__sid", how="left", maintain_order="left").drop("__sid")
+        return keyed.join(strings, on="__sid", how="left", maintain_order="left", validate="m:1").drop("__sid")
 
     def key_values(self, table: str) -> dict[str, str]:
         frame = self.read(table, ["name", "value"])
         if frame is None:
             return {}
         return {str(k): str(v) for k, v in frame.iter_rows() if k is not None}
+
+
+def quote_identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _valid_utf8(table: pa.Table) -> pa.Table:

@@ -139,3 +139,13 @@ def run_history(frame: pl.DataFrame) -> alt.VConcatChart:
     idle = base.mark_line(point=True).encode(
         y=alt.Y("idle_pct:Q", title="GPU idle (%)", scale=alt.Scale(domain=[0, 100])))
     return alt.vconcat(step.properties(width=_WIDTH, height=160), idle.properties(width=_WIDTH, height=120))
+
+
+def collective_bandwidth(frame: pl.DataFrame) -> alt.Chart:
+    """frame: operation, bytes, dtype, busbw_gb_per_s: bus bandwidth by message size, a panel per operation."""
+    frame = frame.filter(pl.col("bytes") > 0).with_columns(pl.col("dtype").fill_null("?"))
+    return alt.Chart(frame).mark_line(point=True).encode(
+        x=alt.X("bytes:Q", title="message size (bytes, per rank)", scale=alt.Scale(type="log")),
+        y=alt.Y("busbw_gb_per_s:Q", title="bus bandwidth (GB/s)"),
+        color=alt.Color("dtype:N", title="type"),
+    ).properties(width=240, height=160).facet(facet=alt.Facet("operation:N", title=None), columns=3)

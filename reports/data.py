@@ -242,19 +242,44 @@ def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
     return pairs
 
 
-INDEX_COLUMNS = ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated", "idle_pct", "compute_pct",
-                 "top_kernel", "findings", "finding_rules")
+SUMMARY_COLUMNS = ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated", "idle_pct",
+                   "compute_pct", "top_kernel", "findings", "finding_rules")
+# run_ranks: a distributed run's ranks side by side (rank_rows), kept with the run's first rank only
+INDEX_COLUMNS = (*SUMMARY_COLUMNS, "run_ranks")
 
 
-def index_row(summary_row: dict) -> dict:
-    return {c: summary_row[c] for c in INDEX_COLUMNS}
+def index_row(summary_row: dict, run_ranks: list[dict]) -> dict:
+    return {c: summary_row[c] for c in SUMMARY_COLUMNS} | {"run_ranks": run_ranks}
+
+
+def run_ranks_of(trace_id: str, ranks: list[dict]) -> list[dict]:
+    """The ranks of a distributed run (rank_rows) when this trace is its first rank's, else none:
+    the index shows each run once, its ranks side by side."""
+    return ranks if len(ranks) > 1 and ranks[0]["trace_id"] == trace_id else []
 
 
 def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
-    """A row per trace (all, or these) for the index page (trace_summary)."""
-    return frame(con, f"""SELECT {', '.join(INDEX_COLUMNS)} FROM trace_summary
+    """A row per trace (all, or these) for the index page (trace_summary, and run_ranks)."""
+    rows = frame(con, f"""SELECT {', '.join(SUMMARY_COLUMNS)} FROM trace_summary
                           WHERE ? IS NULL OR list_contains(?, trace_id) ORDER BY file_name""",
                  [trace_ids, trace_ids]).to_dicts()
+    # the first rank of each distributed run (rank_runs evaluated once, not once per trace)
+    firsts = set(frame(con, """SELECT arg_min(trace_id, rank) AS trace_id FROM rank_runs
+                               GROUP BY run_id HAVING count(DISTINCT rank) > 1""")["trace_id"].to_list())
+    for row in rows:
+        row["run_ranks"] = run_ranks_of(row["trace_id"], rank_rows(con, row["trace_id"])) \
+            if row["trace_id"] in firsts else []
+    return rows
+
+
+def collective_bandwidth_rows(con, trace_id: str) -> pl.DataFrame:
+    """collective_bandwidth of this trace's run (or of the trace alone), by operation and size."""
+    return frame(con, """
+        SELECT b.operation, b.bytes, b.dtype, b.group_size, b.count, b.median_transfer_ns, b.algbw_gb_per_s,
+               b.busbw_gb_per_s, b.p50_wait_ns, b.p90_wait_ns, b.is_bound
+        FROM collective_bandwidth b
+        WHERE b.run_id IN (SELECT run_id FROM collectives WHERE trace_id = ?)
+        ORDER BY b.operation, b.bytes, b.dtype""", [trace_id])
 
 
 # A run's step time (else kernel time) changed by more than this since the previous run of its

@@ -47,6 +47,7 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
     temporal = data.temporal(con, trace_id)
     kernels = data.kernel_table(con, trace_id)
     critical = data.critical_path_steps(con, trace_id)
+    bandwidth = data.collective_bandwidth_rows(con, trace_id)
     made = [
         ("GPU utilization over time", "Share of each 1/100 of the GPU's active range in which it ran kernels, "
          "copies or memsets.", trace_charts.utilization(con, trace_id)),
@@ -63,6 +64,11 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         ("Critical path per step", "The longest chain of dependent work through each step (operators, launches, "
          "kernels, waits): what the step cannot be shorter than, by what bounds it. `tracelake whatif` re-runs it "
          "with a class shortened.", trace_charts.critical_path(con, trace_id, critical)),
+        ("Collective bandwidth by message size", "Bus bandwidth (nccl-tests' busbw: algbw x the operation's "
+         "factor) at the median transfer time of each operation, size and type"
+         + ("; not all ranks of the run are in the lake, so waiting counts as transfer and the bandwidths are lower "
+            "bounds" if bandwidth["is_bound"].any() else "") + ".",
+         trace_charts.collective_bandwidth(con, trace_id, bandwidth)),
         ("Which code launched the GPU time", "Calling context, top down: each bar's width is its share of all GPU "
          "time (Python frames > operators > kernels).", trace_charts.calling_context(con, trace_id)),
     ]
@@ -73,15 +79,16 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         memory_section["chart"] = _svg_uri(memory_section["chart"])
     rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
     k = data.headline(summary, kernels)
+    ranks = data.rank_rows(con, trace_id)
     html = _ENV.get_template("trace.html.j2").render(
         title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels,
         memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
         steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
-        ranks=data.rank_rows(con, trace_id), links=links or {}, version=version,
+        ranks=ranks, collectives=bandwidth.to_dicts(), links=links or {}, version=version,
         critical=critical.to_dicts(), critical_ops=data.critical_path_ops(con, trace_id) if critical.height else [],
         whatif=whatif or [], memory=memory_section)
-    return TracePage(html, data.index_row(summary))
+    return TracePage(html, data.index_row(summary, data.run_ranks_of(trace_id, ranks)))
 
 
 def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict], *, version: str,

@@ -69,3 +69,11 @@ def run_history(con) -> alt.Chart | None:
     workload (runs of the same workload: run_comparison's kernel-name similarity)."""
     frame = data.run_history(con)
     return charts.run_history(frame) if frame.height else None
+
+
+def collective_bandwidth(con, trace_id: str, rows: pl.DataFrame | None = None) -> alt.Chart | None:
+    """Bus bandwidth of the collectives of the trace's run by message size, a panel per operation.
+    rows: data.collective_bandwidth_rows, when fetched already."""
+    rows = data.collective_bandwidth_rows(con, trace_id) if rows is None else rows
+    sized = rows.filter(pl.col("bytes").is_not_null() & pl.col("busbw_gb_per_s").is_not_null())
+    return charts.collective_bandwidth(sized) if sized.height else None

@@ -73,7 +73,8 @@ def test_rank_summary(corpus_con):
     spans = _pl(corpus_con, "SELECT trace_id, pid, span_ns AS span_b, idle_pct AS idle_b FROM temporal_breakdown")
     steps = _pl(corpus_con, "SELECT trace_id, pid, wall_ns FROM steps").group_by("trace_id", "pid").agg(
         pl.col("wall_ns").median().alias("step_b"))
-    waits = _pl(corpus_con, "SELECT run_id, rank, wait_ns, is_last FROM collective_waits").group_by("run_id", "rank").agg(
+    waits = _pl(corpus_con, "SELECT run_id, rank, wait_ns, is_last FROM collective_instance_ranks "
+                            "WHERE matched_by <> 'single'").group_by("run_id", "rank").agg(
         pl.col("wait_ns").sum().alias("wait_b"), pl.col("is_last").sum().cast(pl.Int64).alias("last_b"))
     joined = (got.join(spans, on=["trace_id", "pid"], how="left").join(steps, on=["trace_id", "pid"], how="left")
               .join(waits, on=["run_id", "rank"], how="left"))

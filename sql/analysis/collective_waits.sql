@@ -1,38 +1,31 @@
--- collective_waits: each collective (communication kernel) of each rank in each step,
--- matched across the ranks of a run by step name and order within the step. A
--- collective cannot finish before every rank has joined it; the rank whose kernel
--- started last kept the others waiting. One row per rank and collective.
+-- collective_waits: each collective of each rank in each step, matched across the ranks
+-- of a run as collective_instance_ranks matches them (process group and sequence number,
+-- else aligned order). A collective cannot finish before every rank has joined it; the
+-- rank whose kernel started last kept the others waiting. One row per rank and matched
+-- collective launched inside a step on that rank (by kernel start when the launch is
+-- not in the trace).
 --
--- depends: rank_runs, gpu_op_class, traces, steps
+-- depends: collective_instance_ranks, collectives, steps
 --
 -- @column run_id        Run (rank_runs.run_id).
 -- @column rank          Rank within the run.
--- @column step          Step name (as in steps).
+-- @column step          Step name (as in steps) on that rank.
 -- @column ordinal       Order of the collective within the step on that rank (0 = first).
 -- @column name          Communication kernel name.
 -- @column arrival_ns    Kernel start on the Unix-epoch clock (ns).
 -- @column is_last       True for the rank that arrived last.
--- @column wait_ns       How long this rank waited for the last one (ns; 0 for the last).
+-- @column wait_ns       How long this rank waited for the last one to start (ns; 0 for the last).
 CREATE OR REPLACE VIEW collective_waits AS
-WITH comm AS (
-    SELECT r.run_id, r.rank, s.step, o.name,
-           o.start_ns + t.clock_offset_ns AS arrival_ns,
-           row_number() OVER (PARTITION BY o.trace_id, o.pid, s.step ORDER BY o.start_ns) - 1 AS ordinal
-    FROM gpu_op_class o
-    JOIN rank_runs r ON r.trace_id = o.trace_id AND r.pid = o.pid
-    JOIN traces t ON t.trace_id = o.trace_id
-    JOIN steps s ON s.trace_id = o.trace_id AND s.pid = o.pid
-                AND o.start_ns >= s.start_ns AND o.start_ns < s.end_ns
-    WHERE o.op_class = 'communication'
-),
-matched AS (
-    SELECT *, count(*) OVER (PARTITION BY run_id, step, ordinal) AS ranks_present,
-           count(DISTINCT rank) OVER (PARTITION BY run_id) AS ranks_in_run,
-           max(arrival_ns) OVER (PARTITION BY run_id, step, ordinal) AS last_arrival_ns
-    FROM comm
+WITH matched AS (
+    SELECT w.run_id, w.instance, w.rank, w.trace_id, w.pid, w.arrival_ns, w.is_last, c.kernel_name, c.start_ns,
+           coalesce(c.launch_start_ns, c.start_ns) AS launched_ns,
+           max(w.arrival_ns) OVER (PARTITION BY w.run_id, w.instance) AS last_arrival_ns
+    FROM collective_instance_ranks w
+    JOIN collectives c ON c.trace_id = w.trace_id AND c.pid = w.pid AND c.call_index = w.call_index
+    WHERE w.matched_by <> 'single'
 )
-SELECT run_id, rank, step, ordinal, name, arrival_ns,
-       arrival_ns = last_arrival_ns AS is_last,
-       last_arrival_ns - arrival_ns AS wait_ns
-FROM matched
-WHERE ranks_present = ranks_in_run AND ranks_in_run >= 2;
+SELECT m.run_id, m.rank, s.step,
+       row_number() OVER (PARTITION BY m.trace_id, m.pid, s.step ORDER BY m.start_ns) - 1 AS ordinal,
+       m.kernel_name AS name, m.arrival_ns, m.is_last, m.last_arrival_ns - m.arrival_ns AS wait_ns
+FROM matched m
+JOIN steps s ON s.trace_id = m.trace_id AND s.pid = m.pid AND m.launched_ns >= s.start_ns AND m.launched_ns < s.end_ns;

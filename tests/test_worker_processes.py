@@ -1,0 +1,100 @@
+"""Real processes, no mocks: a `tracelake run` killed with kill -9 leaves no worker, fork server or
+resource tracker behind; Ctrl-C stops everything promptly with one line; a FIFO among the traces
+cannot hang the batch. (That a re-run after a kill carries on to the same lake as a clean run is
+tested in test_run.py.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import DATA, REPO
+
+RESNET = DATA / "torch-2.11_resnet50-train-fp32-pageable_h100.pt.trace.json.gz"
+MLP = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"
+
+
+def _group(pgid: int) -> set[int]:
+    """Live (not zombie) processes of a process group, from /proc."""
+    members = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # state, ppid, pgrp, ...
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            members.add(int(entry.name))
+    return members
+
+
+def _wait_until(condition, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+def _busy_run(tmp_path: Path) -> subprocess.Popen:
+    """`tracelake run` on 12 traces with 2 workers, in a process group of its own; returns once
+    both workers are busy (main + resource tracker + fork server + 2 workers)."""
+    src = tmp_path / "in"
+    src.mkdir()
+    for i in range(12):
+        with open(src / f"{i}.json.gz", "wb") as f:
+            f.write(RESNET.read_bytes() + b"\0" * (i + 1))  # trailing bytes: a new hash, same events
+    cmd = [sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out", str(tmp_path / "out"),
+           "--jobs", "2", "-q", "--no-reports"]
+    proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True, stderr=subprocess.PIPE, text=True)
+    assert _wait_until(lambda: len(_group(proc.pid)) >= 5, 60), "workers did not start"
+    return proc
+
+
+def test_kill_dash_nine_of_run_leaves_no_process_behind(tmp_path):
+    proc = _busy_run(tmp_path)
+    os.kill(proc.pid, signal.SIGKILL)  # the main process only, as a batch scheduler would
+    proc.wait()
+    t0 = time.monotonic()
+    left = _wait_until(lambda: not _group(proc.pid), 10)
+    remaining = _group(proc.pid)
+    for pid in remaining:  # do not leak them into the rest of the suite
+        os.kill(pid, signal.SIGKILL)
+    assert left, f"still running after 10 s: {sorted(remaining)}"
+    assert time.monotonic() - t0 < 5
+
+
+def test_ctrl_c_stops_everything_promptly_with_one_line(tmp_path):
+    proc = _busy_run(tmp_path)
+    t0 = time.monotonic()
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    try:
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert time.monotonic() - t0 < 10  # 12 queued traces would take far longer
+    err = proc.stderr.read().strip()
+    assert err.startswith("interrupted") and "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert _wait_until(lambda: not _group(proc.pid), 10)
+
+
+def test_fifo_among_traces_does_not_hang_run(tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    os.mkfifo(src / "x.json")
+    (src / "good.json.gz").write_bytes(MLP.read_bytes())
+    out = subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out",
+                          str(tmp_path / "out"), "--jobs", "1", "-v"], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "x.json: a FIFO (named pipe), not a regular file" in out.stderr
+    assert (tmp_path / "out" / "reports" / "index.html").is_file()
