@@ -41,6 +41,7 @@ _PY_FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 UNATTRIBUTED_NO_CALL = "(unattributed: launch call not in the trace)"
 UNATTRIBUTED_NO_STACK = "(unattributed: no call stack recorded)"
 UNATTRIBUTED_NO_RANGE = "(outside any range)"
+_GRAPH_LAUNCH = r"^(cuda|cu|hip)GraphLaunch"
 
 
 class _Trie:
@@ -78,11 +79,14 @@ class _Trie:
 
 def _gpu_ops(tables: dict[str, pa.Table]) -> pl.DataFrame:
     parts = []
-    for name, category in (("kernels", "kernel"), ("memcpy", "memcpy"), ("memset", "memset")):
+    for name, category in (("kernels", "kernel"), ("memcpy", "memcpy"), ("memset", "memset"),
+                           ("graph_executions", "graph")):
         t = tables.get(name)
         if t is None or t.num_rows == 0:
             continue
-        f = pl.from_arrow(t.select(["start_ns", "duration_ns", "pid", "correlation_id", "name"]))
+        f = pl.from_arrow(t.select(["start_ns", "duration_ns", "pid", "correlation_id"]))
+        f = f.with_columns(pl.from_arrow(t.column("name")) if "name" in t.column_names
+                           else pl.format("[CUDA graph {}]", pl.from_arrow(t.column("graph_exec_id"))).alias("name"))
         bytes_col = pl.from_arrow(t.column("bytes")) if "bytes" in t.column_names else pl.Series([None] * t.num_rows,
                                                                                                   dtype=pl.Int64)
         parts.append(f.with_columns(pl.lit(category).alias("category"), bytes_col.cast(pl.Int64).alias("bytes")))
@@ -95,10 +99,13 @@ def _launch_calls(tables: dict[str, pa.Table]) -> pl.DataFrame:
     api = tables.get("api_calls")
     if api is None or api.num_rows == 0:
         return pl.DataFrame(schema={"pid": pl.Int64, "tid": pl.Int64, "correlation_id": pl.Int64, "start_ns": pl.Int64,
-                                    "end_ns": pl.Int64, "callchain_id": pl.Int64})
-    f = pl.from_arrow(api.select(["pid", "tid", "correlation_id", "start_ns", "end_ns", "callchain_id", "api"]))
-    return f.filter(pl.col("api") != "backtrace").drop("api").drop_nulls("correlation_id") \
-        .unique(["pid", "correlation_id"], keep="first")
+                                    "end_ns": pl.Int64, "callchain_id": pl.Int64, "graph_launch": pl.String})
+    f = pl.from_arrow(api.select(["pid", "tid", "correlation_id", "start_ns", "end_ns", "callchain_id", "api", "name"]))
+    # A graph replay runs all its operations under one launch call: that call is their innermost context.
+    graph_launch = pl.when(pl.col("name").str.contains(_GRAPH_LAUNCH)) \
+        .then(pl.col("name").str.replace(r"_v\d{4,5}$", "")).otherwise(None).alias("graph_launch")
+    return f.filter(pl.col("api") != "backtrace").with_columns(graph_launch).drop("api", "name") \
+        .drop_nulls("correlation_id").unique(["pid", "correlation_id"], keep="first")
 
 
 def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:
@@ -258,6 +265,7 @@ def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
         memory.select("pid", "tid", pl.col("ts_ns").alias("start_ns"))])
     stack_paths = _callchain_paths(tables, calls) if is_nsys else _torch_stack_paths(tables, points)
     nvtx_paths = _enclosing_paths(_torch_ranges(tables, ("nvtx",)), points)
+    graph_launches = {i: [(name, "graph")] for i, name in enumerate(calls["graph_launch"].to_list()) if name}
     out = {}
     if memory.height:
         out.update(memory_context.tables(memory, _memory_paths(memory, calls, stack_paths, is_nsys),
@@ -276,7 +284,8 @@ def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
             if call_index is None:
                 prefix = [(UNATTRIBUTED_NO_CALL, "unattributed")]
             else:
-                prefix = paths.get(call_index) or [(missing, "unattributed")]
+                prefix = paths.get(call_index, []) + graph_launches.get(call_index, [])
+                prefix = prefix or [(missing, "unattributed")]
             leaf_ids.append(trie.add(prefix + [(op_name or "(unnamed)", category)]))
         node_tables.append(trie.table())
         gpu_tables.append(linked.select(

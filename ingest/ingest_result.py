@@ -14,8 +14,8 @@ from .printable import path_text
 from .schema import EVENT_TABLES, TABLES
 
 # Tables whose intervals make up a trace's span.
-_SPAN_TABLES = ("kernels", "memcpy", "memset", "api_calls", "cpu_ops", "annotations", "python_frames",
-                "os_runtime_calls")
+_SPAN_TABLES = ("kernels", "memcpy", "memset", "graph_executions", "api_calls", "cpu_ops", "annotations",
+                "python_frames", "os_runtime_calls")
 
 
 def trace_span(tables: dict[str, pa.Table]) -> tuple[int | None, int | None]:

@@ -174,6 +174,17 @@ class _Mapper:
         )
         return self._with_launcher(out)
 
+    def graph_executions(self) -> pl.DataFrame | None:
+        f = self.x.read("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", _GPU_COMMON + ["graphId", "graphExecId"])
+        if f is None:
+            return None
+        out = f.select(
+            *_gpu_place(),
+            pl.col("graphId").cast(pl.Int64).alias("graph_id"),
+            pl.col("graphExecId").cast(pl.Int64).alias("graph_exec_id"),
+        )
+        return self._with_launcher(out)
+
     def synchronizations(self) -> pl.DataFrame | None:
         f = self.x.read("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _GPU_COMMON + ["syncType", "deprecatedSyncType",
                                                                                "eventId"])
@@ -330,7 +341,8 @@ def ingest_nsys(path: str) -> IngestResult:
                 "callchains", "os_runtime_calls", "annotations", "synchronizations", "processes", "threads", "devices",
                 "memory_events", "cpu_samples", "profiler_overhead")}
             tables: dict[str, pl.DataFrame | None] = {"api_calls": m.api_calls()}
-            launched = {name: pool.submit(getattr(m, name)) for name in ("kernels", "memcpy", "memset")}
+            launched = {name: pool.submit(getattr(m, name)) for name in ("kernels", "memcpy", "memset",
+                                                                                 "graph_executions")}
             tables.update({name: f.result() for name, f in {**independent, **launched}.items()})
         meta = x.key_values("META_DATA_EXPORT") or x.key_values("EXPORT_META_DATA")
         capture = x.key_values("META_DATA_CAPTURE")
@@ -338,8 +350,8 @@ def ingest_nsys(path: str) -> IngestResult:
         env = x.read("TARGET_INFO_SYSTEM_ENV", ["name", "value"])
     if not any(tables.get(t) is not None for t in ("api_calls", "kernels", "annotations", "os_runtime_calls")) and not meta:
         raise TraceError(path, "SQLite database is not an Nsight Systems export (no nsys tables)", ErrorKind.NOT_A_TRACE)
-    if all(tables.get(t) is None or tables[t].height == 0 for t in ("kernels", "memcpy", "memset")):
-        warnings.append("no GPU activity (kernels, memcpy, memset) in this export")
+    if all(tables.get(t) is None or tables[t].height == 0 for t in ("kernels", "memcpy", "memset", "graph_executions")):
+        warnings.append("no GPU activity (kernels, memcpy, memset, graph replays) in this export")
     clock_offset = session["utcEpochNs"][0] if session is not None and session.height else None
     hostname = None
     if env is not None:

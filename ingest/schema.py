@@ -201,6 +201,18 @@ _table(
 )
 
 _table(
+    "graph_executions",
+    "One row per CUDA graph replay recorded as a whole (nsys --cuda-graph-trace=graph, the default: CUPTI "
+    "GRAPH_TRACE). With node-level tracing (--cuda-graph-trace=node) and in PyTorch traces the replay's kernels "
+    "are rows of kernels/memcpy/memset instead, and this table is empty.",
+    *(Column(c.name, c.type, c.doc, NSYS) for c in _interval("graph replay on the GPU (first node start to last node end)")),
+    *(Column(c.name, c.type, c.doc, NSYS) for c in _GPU_PLACE[:5]),
+    _c("tid", I64, "Thread that launched it (from the correlated cudaGraphLaunch).", NSYS),
+    _c("graph_id", I64, "Id of the graph (CUDA_GRAPH_EVENTS 'Graph Creation'; the instantiated copy's id).", NSYS),
+    _c("graph_exec_id", I64, "Id of the executable graph (cudaGraphExec_t) that was launched.", NSYS),
+)
+
+_table(
     "api_calls",
     "One row per CUDA/HIP runtime or driver API call (and other traced GPU libraries in nsys).",
     *_interval("API call on the CPU"),
@@ -375,8 +387,9 @@ _table(
     _c("depth", I32, "Distance from the root.", DERIVED),
     _c("label", STR, "Frame label: 'file.py(12): fn', 'aten::addmm', a native symbol, a range name, a kernel.",
        DERIVED),
-    _c("kind", STR, "'root', 'python', 'op', 'native', 'nvtx', 'unattributed', or the GPU operation's category "
-                    "('kernel', 'memcpy', 'memset') for leaves.", DERIVED),
+    _c("kind", STR, "'root', 'python', 'op', 'native', 'nvtx', 'graph' (the CUDA graph launch call that replayed "
+                    "the operations below it), 'unattributed', or the GPU operation's category ('kernel', 'memcpy', "
+                    "'memset', 'graph') for leaves.", DERIVED),
     _c("file", STR, "Source file of a Python frame.", DERIVED),
     _c("line", I32, "Line of a Python frame.", DERIVED),
     _c("function", STR, "Function of a Python frame, or the operator name.", DERIVED),
@@ -387,7 +400,7 @@ _table(
     "Every GPU operation with the calling-context leaf node it is attributed to, per tree.",
     _c("tree", STR, "'stack' or 'nvtx'.", DERIVED),
     _c("node_id", I64, "callctx_nodes.node_id of the leaf (the operation under its context).", DERIVED),
-    _c("category", STR, "'kernel', 'memcpy' or 'memset'.", DERIVED),
+    _c("category", STR, "'kernel', 'memcpy', 'memset', or 'graph' (a graph replay traced as a whole).", DERIVED),
     _c("start_ns", I64, "Start of the operation (ns).", DERIVED),
     _c("duration_ns", I64, "Its duration (ns).", DERIVED),
     _c("bytes", I64, "Bytes moved or set (memcpy/memset).", DERIVED),

@@ -102,6 +102,26 @@ def steps_table(con, trace_id: str, limit: int = 30) -> list[dict]:
                           FROM steps WHERE trace_id = ? ORDER BY pid, step_index LIMIT {limit}""", [trace_id]).to_dicts()
 
 
+def steady_state(con, trace_id: str) -> list[dict]:
+    """Per process: which step rule found the steps, and the steady window (steady_state)."""
+    return frame(con, """SELECT pid, step_rule, steps, warmup_steps, median_step_ns, duration_ns FROM steady_state
+                         WHERE trace_id = ? ORDER BY pid""", [trace_id]).to_dicts()
+
+
+def graph_replays_table(con, trace_id: str, limit: int = 20) -> list[dict]:
+    return frame(con, f"""SELECT pid, graph_id, replays, kernels_per_replay, gpu_ns_per_replay, span_ns_per_replay,
+                                 launch_ns, total_gpu_ns, capture_site
+                          FROM graph_replays WHERE trace_id = ? ORDER BY total_gpu_ns DESC LIMIT {limit}""",
+                 [trace_id]).to_dicts()
+
+
+def gpu_phases(con, trace_id: str) -> list[dict]:
+    """GPU time by phase (replay, capture, warm-up, eager), only for traces with CUDA graph activity."""
+    return frame(con, """SELECT phase, sum(ops) AS ops, sum(gpu_ns) AS gpu_ns FROM gpu_phase_summary
+                         WHERE trace_id = ? GROUP BY phase
+                         QUALIFY bool_or(phase <> 'eager') OVER () ORDER BY gpu_ns DESC""", [trace_id]).to_dicts()
+
+
 def findings_table(con, trace_id: str) -> list[dict]:
     return frame(con, """SELECT rule, severity, occurrences AS n, total_ns, example, advice FROM findings_by_rule
                          WHERE trace_id = ? ORDER BY total_ns DESC""", [trace_id]).to_dicts()

@@ -84,7 +84,9 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         title=f"tracelake: {h['file_name']}", h=h, k=k, charts=rendered, findings=findings, kernels=kernels,
         memcpy=data.memcpy_table(con, trace_id),
         idle=data.idle_causes(con, trace_id), gaps=data.largest_gaps(con, trace_id),
-        steps=data.steps_table(con, trace_id), api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
+        steps=data.steps_table(con, trace_id), steady=data.steady_state(con, trace_id),
+        graphs=data.graph_replays_table(con, trace_id), phases=data.gpu_phases(con, trace_id),
+        api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
         ranks=ranks, collectives=bandwidth.to_dicts(), links=links or {}, version=version,
         critical=critical.to_dicts(), critical_ops=data.critical_path_ops(con, trace_id) if critical.height else [],
         whatif=whatif or [], memory=memory_section)

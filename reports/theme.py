@@ -41,6 +41,7 @@ CAUSE_COLORS = {
     "host_wait": "#d35454",
     "kernel_wait": "#e0a030",
     "other": "#8e44ad",
+    "in_graph": "#2e86c1",
 }
 
 

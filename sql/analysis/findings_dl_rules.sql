@@ -79,20 +79,31 @@ WHERE d.compute_major >= 8
 GROUP BY k.trace_id, k.pid, k.name;
 
 -- finding_launch_bound: processes whose GPU mostly waits for launches: at least half
--- of the kernels run shorter than the CPU call that launched them, and the GPU is idle
--- at least 30 % of its active time.
+-- of the directly launched kernels of the steady work (kernel_launch_summary: not
+-- warm-up or graph capture) run shorter than the CPU call that launched them, and the
+-- GPU is idle at least 30 % of its active time. Kernels run by CUDA graph replays are
+-- not counted (a replay is one launch). A process whose graph replays hold 90 % or more
+-- of that kernel time is not flagged; where some work is already graphed the advice is
+-- to graph the rest rather than to start using CUDA graphs.
 CREATE OR REPLACE VIEW finding_launch_bound AS
 SELECT s.trace_id, 'launch_bound' AS rule, 'warning' AS severity, s.pid,
        b.span_ns AS duration_ns,
        (SELECT min(start_ns) FROM kernels k WHERE k.trace_id = s.trace_id AND k.pid = s.pid) AS start_ns,
-       printf('%.0f %% of %d kernels ran shorter than their launch call (median kernel %.1f us, mean '
-              || 'launch %.1f us); the GPU was idle %.0f %% of the time',
-              s.short_kernel_pct, s.kernels, s.p50_kernel_ns / 1e3, s.avg_launch_ns / 1e3, b.idle_pct) AS evidence,
-       'Launch fewer, bigger kernels: CUDA graphs (torch.compile mode="reduce-overhead", '
-       || 'torch.cuda.graphs), fused ops, larger batches.' AS advice
+       printf('%.0f %% of %d directly launched kernels ran shorter than their launch call (median kernel '
+              || '%.1f us, mean launch %.1f us); the GPU was idle %.0f %% of the time',
+              s.short_kernel_pct, s.eager_kernels, s.p50_kernel_ns / 1e3, s.avg_launch_ns / 1e3,
+              b.idle_pct)
+           || CASE WHEN s.graphed_time_pct > 0
+                   THEN printf('; CUDA graph replays already run %.0f %% of the kernel time', s.graphed_time_pct)
+                   ELSE '' END AS evidence,
+       CASE WHEN s.graphed_time_pct > 0
+            THEN 'Graph the work still launched kernel by kernel (it runs outside the captured graphs: '
+                 || 'kernel_launches WHERE phase = ''eager''), fuse ops, or use larger batches.'
+            ELSE 'Launch fewer, bigger kernels: CUDA graphs (torch.compile mode="reduce-overhead", '
+                 || 'torch.cuda.graphs), fused ops, larger batches.' END AS advice
 FROM kernel_launch_summary s
 JOIN temporal_breakdown b ON b.trace_id = s.trace_id AND b.pid = s.pid
-WHERE s.short_kernel_pct >= 50 AND b.idle_pct >= 30;
+WHERE s.short_kernel_pct >= 50 AND b.idle_pct >= 30 AND coalesce(s.graphed_time_pct, 0) < 90;
 
 -- finding_host_sync_in_step: training steps in which the host blocked on the GPU
 -- (cudaStreamSynchronize, cudaDeviceSynchronize, synchronous cudaMemcpy, e.g. from

@@ -4,13 +4,14 @@
 -- process and correlation id) tells whether the host was late: the cause, in
 -- idle_cause's vocabulary, is 'host_wait' (launched only after the GPU had gone
 -- idle), 'kernel_wait' (launched in time, gap under 30 us) or 'other' (launched in
--- time, or no launch call recorded: the GPU waited on something else).
+-- time, or no launch call recorded: the GPU waited on something else), or 'in_graph'
+-- (the operations before and after the gap belong to one CUDA graph replay).
 -- host_activity says what the launching thread was doing when the gap began: the API
 -- call in progress (e.g. cudaStreamSynchronize), else the last operator or range that
 -- started before the gap and still ran at its start.
 -- gpu_gap_causes: the same for gaps longer than 100 us.
 --
--- depends: gpu_gaps, gpu_ops, api, cpu_ops, annotations, idle_cause
+-- depends: gpu_gaps, gpu_ops, api, cpu_ops, annotations, idle_cause, graph_launches
 --
 -- @column trace_id         Trace.
 -- @column pid              Process.
@@ -22,7 +23,7 @@
 -- @column next_category    'kernel', 'memcpy' or 'memset'.
 -- @column launch_api       Name of the API call that launched next_op (NULL if unknown).
 -- @column launch_delay_ns  Launch call start - gap start (ns): > 0 when issued after the GPU went idle.
--- @column cause            'host_wait', 'kernel_wait' or 'other' (idle_cause).
+-- @column cause            'host_wait', 'kernel_wait', 'other' or 'in_graph' (idle_cause).
 -- @column host_activity    What the launching thread was doing at the gap start (NULL if nothing recorded).
 CREATE OR REPLACE MACRO gpu_gap_causes_over(min_ns) AS TABLE
 WITH gaps AS (
@@ -33,6 +34,15 @@ ended_by AS (
     FROM gaps g
     ASOF LEFT JOIN gpu_ops o
       ON o.trace_id = g.trace_id AND o.pid = g.pid AND o.device_id = g.device_id AND o.start_ns >= g.end_ns
+),
+inside_graph AS (
+    -- gaps whose last operation before (ending at the gap start) shares the graph launch of next_op
+    SELECT e.trace_id, e.pid, e.device_id, e.start_ns
+    FROM ended_by e
+    JOIN graph_launches l ON l.trace_id = e.trace_id AND l.pid = e.pid AND l.correlation_id = e.correlation_id
+    JOIN gpu_ops p ON p.trace_id = e.trace_id AND p.pid = e.pid AND p.device_id = e.device_id
+                  AND p.correlation_id = e.correlation_id AND p.end_ns = e.start_ns
+    GROUP BY ALL
 ),
 launched AS (
     SELECT e.*, a.name AS launch_api, a.start_ns AS launch_start_ns, coalesce(a.tid, e.op_tid) AS tid
@@ -60,11 +70,12 @@ in_op AS (
 )
 SELECT l.trace_id, l.pid, l.device_id, l.start_ns, l.end_ns, l.duration_ns, l.next_op, l.next_category,
        l.launch_api, l.launch_start_ns - l.start_ns AS launch_delay_ns,
-       idle_cause(l.launch_start_ns, l.start_ns, l.duration_ns) AS cause,
+       idle_cause(l.launch_start_ns, l.start_ns, l.duration_ns, in_graph := ig.start_ns IS NOT NULL) AS cause,
        coalesce(i.api_name, p.op_name) AS host_activity
 FROM launched l
 LEFT JOIN in_api i USING (trace_id, pid, device_id, start_ns)
-LEFT JOIN in_op p USING (trace_id, pid, device_id, start_ns);
+LEFT JOIN in_op p USING (trace_id, pid, device_id, start_ns)
+LEFT JOIN inside_graph ig USING (trace_id, pid, device_id, start_ns);
 
 -- gpu_gap_causes: (see gpu_gap_causes_over)
 CREATE OR REPLACE VIEW gpu_gap_causes AS

@@ -2,10 +2,11 @@
 -- operation's end and the next one's start, with its likely cause (HTA's idle time
 -- breakdown; the vocabulary is idle_cause's): 'host_wait' (the next operation was
 -- launched only after the stream went idle), 'kernel_wait' (launched in time, gap
--- shorter than kernel_wait_max_ns) or 'other'.
+-- shorter than kernel_wait_max_ns), 'other', or 'in_graph' (both operations belong to
+-- one CUDA graph replay: never a host wait).
 -- idle_breakdown: the same with idle_cause's default, kernel_wait_max_ns = 30,000 ns.
 --
--- depends: gpu_ops, api, intervals_after_gaps, idle_cause
+-- depends: gpu_ops, api, intervals_after_gaps, idle_cause, graph_launches
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.
@@ -14,22 +15,38 @@
 -- @column start_ns        End of the previous operation on the stream (ns).
 -- @column end_ns          Start of the next operation (ns).
 -- @column duration_ns     end_ns - start_ns (> 0).
--- @column cause           'host_wait', 'kernel_wait' or 'other' (idle_cause).
+-- @column cause           'host_wait', 'kernel_wait', 'other' or 'in_graph' (idle_cause).
 -- @column next_op         Name of the operation after the gap.
 -- @column launch_start_ns When the API call that launched the next operation began (ns).
 CREATE OR REPLACE MACRO idle_breakdown_over(kernel_wait_max_ns) AS TABLE
 WITH ops AS (
     SELECT {'trace_id': o.trace_id, 'pid': o.pid, 'device_id': o.device_id, 'stream_id': o.stream_id} AS lane,
-           o.start_ns, o.end_ns, o.name, a.start_ns AS launch_start_ns
+           o.start_ns, o.end_ns, o.name, a.start_ns AS launch_start_ns, o.correlation_id,
+           g.correlation_id IS NOT NULL AS is_replay
     FROM gpu_ops o
     LEFT JOIN api a ON a.trace_id = o.trace_id AND a.pid = o.pid
                    AND a.correlation_id = o.correlation_id
+    LEFT JOIN graph_launches g ON g.trace_id = o.trace_id AND g.pid = o.pid
+                              AND g.correlation_id = o.correlation_id
+),
+after AS (
+    SELECT * FROM intervals_after_gaps(ops)
+),
+in_graph AS (
+    -- gaps between two operations of one replay: one that ended at the gap start shares
+    -- the graph launch call of the operation that ended the gap
+    SELECT a.lane, a.gap_start_ns
+    FROM after a
+    SEMI JOIN ops p ON p.lane = a.lane AND p.end_ns = a.gap_start_ns AND p.correlation_id = a.correlation_id
+    WHERE a.is_replay
 )
-SELECT lane.trace_id, lane.pid, lane.device_id, lane.stream_id,
-       gap_start_ns AS start_ns, start_ns AS end_ns, start_ns - gap_start_ns AS duration_ns,
-       idle_cause(launch_start_ns, gap_start_ns, start_ns - gap_start_ns, kernel_wait_max_ns) AS cause,
-       name AS next_op, launch_start_ns
-FROM intervals_after_gaps(ops);
+SELECT a.lane.trace_id, a.lane.pid, a.lane.device_id, a.lane.stream_id,
+       a.gap_start_ns AS start_ns, a.start_ns AS end_ns, a.start_ns - a.gap_start_ns AS duration_ns,
+       idle_cause(a.launch_start_ns, a.gap_start_ns, a.start_ns - a.gap_start_ns, kernel_wait_max_ns,
+                  i.gap_start_ns IS NOT NULL) AS cause,
+       a.name AS next_op, a.launch_start_ns
+FROM after a
+LEFT JOIN in_graph i ON i.lane = a.lane AND i.gap_start_ns = a.gap_start_ns;
 
 -- idle_breakdown: (see idle_breakdown_over)
 CREATE OR REPLACE VIEW idle_breakdown AS

@@ -1,15 +1,36 @@
--- steps_matching(pattern): per training iteration: the CPU-side ranges whose name
--- matches the regular expression `pattern` (ProfilerStep#N, or NVTX/annotation ranges
--- the user names), with what the GPU did during each: the GPU operations of the same
--- process, clipped to the step's time window, split by class. One row per step.
--- steps: the same for names like 'ProfilerStep#12', 'step 3', 'step_3'.
+-- steps: one row per iteration (a training step, an inference request or decode
+-- iteration), with what the GPU did during it: the GPU operations of the same process,
+-- clipped to the step's time window, split by class. The iterations come from the
+-- first rule of step_rules that matches at least twice in a process of the trace, else
+-- from periodicity when the GPU work shows 3+ steady periods (one ProfilerStep around
+-- a whole inference loop is no iteration), else from the first rule that matches once
+-- (step_rule says which):
+--   'profiler_step'   ranges named 'ProfilerStep#12', 'step 3', 'step_3';
+--   'vllm'            vLLM's per-iteration range 'execute_context_N(T)_generation_M(T)'
+--                     (v1 GPU worker), or 'execute_model' ranges (older engines);
+--   'sglang'          SGLang's scheduler iterations: the Python frames of
+--                     'sglang/srt/managers/scheduler.py(N): run_batch' (SGLang records no
+--                     per-iteration range; its profiler records Python stacks by default);
+--   'record_function' plain record_function / NVTX loops: 'iteration', 'request_3',
+--                     'iteration 7', 'iter#2', 'decode_5', 'prefill 1', 'generate_0',
+--                     'forward_4', 'infer 9', 'inference_2', 'batch_11', 'token 3' (the
+--                     word, optionally a separator ' _#:-' and a number);
+--   'periodicity'     no step markers: the steady-state periods of the GPU work
+--                     (gpu_periods): the longest run of equal intervals between
+--                     executions of the kernel that runs once per iteration, which leaves
+--                     out warm-up and graph capture.
+-- steps_matching(pattern): the same for the CPU-side ranges whose name matches the
+-- regular expression `pattern` (step_rule 'pattern').
+-- steps_over(pattern): both in one macro (pattern NULL: the rules; steps and
+-- steps_matching read it).
 --
--- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, intervals_union_ns
+-- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_periods_of, gpu_op_phases,
+--          intervals_union_ns
 --
 -- @column trace_id          Trace.
 -- @column rank              Distributed rank (NULL when unknown).
 -- @column pid               Process.
--- @column step              Range name.
+-- @column step              Range name (for 'periodicity': 'period N').
 -- @column step_index        Order of the step in its process (0 = first).
 -- @column start_ns          Step start (ns).
 -- @column end_ns            Step end (ns).
@@ -22,15 +43,116 @@
 -- @column memcpy_ns         Time with memcpy or memset running (ns).
 -- @column dataloader_ns     Time in DataLoader iteration on the CPU (PyTorch
 --                           'enumerate(DataLoader)#...__next__' ops) (ns).
-CREATE OR REPLACE MACRO steps_matching(pattern) AS TABLE
-WITH s AS (
-    SELECT trace_id, pid, range AS step, start_ns, end_ns, annotation_id,
-           row_number() OVER (PARTITION BY trace_id, pid ORDER BY start_ns) - 1 AS step_index
+-- @column step_rule         Rule that found the step: 'profiler_step', 'vllm', 'sglang',
+--                           'record_function', 'periodicity' or 'pattern'.
+
+-- step_rules: the step rules in the order they are tried (step_rule_pattern(rule): the
+-- pattern of one rule).
+--
+-- @column priority  Order (1 = tried first).
+-- @column rule      Rule name (steps.step_rule).
+-- @column source    'range' (annotations and NVTX ranges) or 'python' (Python frames).
+-- @column pattern   Regular expression, case-insensitive, on the range name (NVTX domain
+--                   prefix removed) or the frame label.
+-- @column meaning   Which tool writes such markers.
+
+-- step_windows: the step windows before measurement: per trace, the matches of the
+-- rule chosen as above, or its periodic windows.
+--
+-- @column step_key  Key of the window within the trace and process (unique).
+
+-- the patterns are constants, so that each regular expression is compiled once per query,
+-- not once per row
+CREATE OR REPLACE MACRO step_rule_pattern(rule) AS
+CASE rule
+    WHEN 'profiler_step' THEN '^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$'
+    WHEN 'vllm' THEN '^(execute_context_[0-9]+\([0-9]+\)_generation_[0-9]+\([0-9]+\)|execute_model)$'
+    WHEN 'sglang' THEN '(^|/)sglang/srt/managers/scheduler\.py\([0-9]+\): run_batch$'
+    WHEN 'record_function' THEN '^((request|req|iteration|iter|decode|prefill|generate|generation|infer|inference)'
+                                || '([ _#:-]?[0-9]+)?|(forward|batch|token)[ _#:-]?[0-9]+)$'
+END;
+
+CREATE OR REPLACE VIEW step_rules AS
+SELECT priority, rule, source, step_rule_pattern(rule) AS pattern, meaning FROM (VALUES
+    (1, 'profiler_step', 'range', 'torch.profiler schedule steps (prof.step()); training loops'),
+    (2, 'vllm', 'range', 'vLLM engine iterations (v1 GPU worker profile annotation; older execute_model)'),
+    (3, 'sglang', 'python', 'SGLang scheduler iterations (Python stacks, on by default in its profiler)'),
+    (4, 'record_function', 'range', 'plain record_function / NVTX loops, one numbered range per request or iteration')
+) AS r(priority, rule, source, meaning);
+
+CREATE OR REPLACE VIEW step_windows AS
+WITH named AS (
+    SELECT trace_id, pid, range, start_ns, end_ns, annotation_id, regexp_replace(range, '^[^:]*:', '') AS name
     FROM nvtx_ranges
-    WHERE regexp_matches(regexp_replace(range, '^[^:]*:', ''), pattern, 'i')
+),
+ranges AS (
+    SELECT trace_id, pid, range AS step, start_ns, end_ns, 'a' || annotation_id AS step_key,
+           CASE WHEN regexp_matches(name, step_rule_pattern('profiler_step'), 'i') THEN 'profiler_step'
+                WHEN regexp_matches(name, step_rule_pattern('vllm'), 'i') THEN 'vllm'
+                WHEN regexp_matches(name, step_rule_pattern('record_function'), 'i') THEN 'record_function'
+           END AS rule
+    FROM named
+    UNION ALL
+    SELECT trace_id, pid, name, start_ns, end_ns, 'f' || frame_id, 'sglang'
+    FROM python_frames
+    WHERE function = 'run_batch' AND regexp_matches(name, step_rule_pattern('sglang'), 'i')
+),
+ruled AS (
+    SELECT r.*, u.priority FROM ranges r JOIN step_rules u USING (rule)
+),
+matches AS (
+    SELECT trace_id, priority, max(n) AS per_process
+    FROM (SELECT trace_id, pid, priority, count(*) AS n FROM ruled GROUP BY ALL)
+    GROUP BY ALL
+),
+unmarked AS (
+    -- traces with no rule repeating in a process: the only ones whose periodicity matters
+    SELECT trace_id FROM traces
+    EXCEPT SELECT trace_id FROM matches WHERE per_process >= 2
+),
+kernel_phases AS (
+    SELECT p.trace_id, p.pid, p.name, p.start_ns, p.phase
+    FROM gpu_op_phases p SEMI JOIN unmarked u ON u.trace_id = p.trace_id
+    WHERE p.category = 'kernel'
+),
+periods AS MATERIALIZED (
+    SELECT * FROM gpu_periods_of(kernel_phases)
+),
+periodic AS (
+    SELECT trace_id FROM periods GROUP BY ALL HAVING max(period_index) >= 2
+),
+chosen AS (
+    -- a rule that repeats (2+ matches in a process) beats one that matched once, such as
+    -- one ProfilerStep around a whole inference loop; a single match gives way to
+    -- periodicity when the GPU work shows 3+ steady periods
+    SELECT m.trace_id, arg_min(m.priority, (m.per_process < 2, m.priority)) AS priority
+    FROM matches m
+    LEFT JOIN periodic p USING (trace_id)
+    GROUP BY m.trace_id, p.trace_id
+    HAVING max(m.per_process) >= 2 OR p.trace_id IS NULL
+)
+SELECT r.trace_id, r.pid, r.step, r.start_ns, r.end_ns, r.rule AS step_rule, r.step_key
+FROM ruled r JOIN chosen c USING (trace_id, priority)
+UNION ALL
+SELECT p.trace_id, p.pid, 'period ' || p.period_index, p.start_ns, p.end_ns, 'periodicity', 'p' || p.period_index
+FROM periods p
+ANTI JOIN chosen c USING (trace_id);
+
+CREATE OR REPLACE MACRO steps_over(pattern) AS TABLE
+WITH w AS (
+    SELECT trace_id, pid, range AS step, start_ns, end_ns, 'pattern' AS step_rule,
+           'a' || annotation_id AS step_key
+    FROM nvtx_ranges
+    WHERE pattern IS NOT NULL AND regexp_matches(regexp_replace(range, '^[^:]*:', ''), pattern, 'i')
+    UNION ALL
+    SELECT trace_id, pid, step, start_ns, end_ns, step_rule, step_key FROM step_windows WHERE pattern IS NULL
+),
+s AS (
+    SELECT *, row_number() OVER (PARTITION BY trace_id, pid ORDER BY start_ns, step_key) - 1 AS step_index
+    FROM w
 ),
 clipped AS (
-    SELECT s.trace_id, s.pid, s.annotation_id, o.op_class,
+    SELECT s.trace_id, s.pid, s.step_key, o.op_class,
            greatest(o.start_ns, s.start_ns) AS start_ns, least(o.end_ns, s.end_ns) AS end_ns
     FROM s
     JOIN gpu_op_class o ON o.trace_id = s.trace_id AND o.pid = s.pid
@@ -43,16 +165,16 @@ sets AS (
     UNION ALL SELECT *, 'memory' FROM clipped WHERE op_class IN ('memcpy', 'memset')
 ),
 laned AS (
-    SELECT {'trace_id': trace_id, 'pid': pid, 'annotation_id': annotation_id, 'class_set': class_set} AS lane,
+    SELECT {'trace_id': trace_id, 'pid': pid, 'step_key': step_key, 'class_set': class_set} AS lane,
            start_ns, end_ns
     FROM sets
 ),
 busy AS (
-    SELECT lane.trace_id, lane.pid, lane.annotation_id, lane.class_set, covered_ns AS ns
+    SELECT lane.trace_id, lane.pid, lane.step_key, lane.class_set, covered_ns AS ns
     FROM intervals_union_ns(laned)
 ),
 loader AS (
-    SELECT s.trace_id, s.pid, s.annotation_id,
+    SELECT s.trace_id, s.pid, s.step_key,
            sum(least(c.end_ns, s.end_ns) - greatest(c.start_ns, s.start_ns)) AS ns
     FROM s
     JOIN cpu_ops c ON c.trace_id = s.trace_id AND c.pid = s.pid
@@ -68,19 +190,22 @@ SELECT s.trace_id, t.rank, s.pid, s.step, s.step_index, s.start_ns, s.end_ns,
        CAST(coalesce(b_comp.ns, 0) AS BIGINT) AS compute_ns,
        CAST(coalesce(b_comm.ns, 0) AS BIGINT) AS communication_ns,
        CAST(coalesce(b_mem.ns, 0) AS BIGINT) AS memcpy_ns,
-       CAST(coalesce(l.ns, 0) AS BIGINT) AS dataloader_ns
+       CAST(coalesce(l.ns, 0) AS BIGINT) AS dataloader_ns,
+       s.step_rule
 FROM s
 JOIN traces t USING (trace_id)
 LEFT JOIN busy b_all ON b_all.trace_id = s.trace_id AND b_all.pid = s.pid
-                    AND b_all.annotation_id = s.annotation_id AND b_all.class_set = 'all'
+                    AND b_all.step_key = s.step_key AND b_all.class_set = 'all'
 LEFT JOIN busy b_comp ON b_comp.trace_id = s.trace_id AND b_comp.pid = s.pid
-                     AND b_comp.annotation_id = s.annotation_id AND b_comp.class_set = 'compute'
+                     AND b_comp.step_key = s.step_key AND b_comp.class_set = 'compute'
 LEFT JOIN busy b_comm ON b_comm.trace_id = s.trace_id AND b_comm.pid = s.pid
-                     AND b_comm.annotation_id = s.annotation_id AND b_comm.class_set = 'communication'
+                     AND b_comm.step_key = s.step_key AND b_comm.class_set = 'communication'
 LEFT JOIN busy b_mem ON b_mem.trace_id = s.trace_id AND b_mem.pid = s.pid
-                    AND b_mem.annotation_id = s.annotation_id AND b_mem.class_set = 'memory'
-LEFT JOIN loader l ON l.trace_id = s.trace_id AND l.pid = s.pid AND l.annotation_id = s.annotation_id;
+                    AND b_mem.step_key = s.step_key AND b_mem.class_set = 'memory'
+LEFT JOIN loader l ON l.trace_id = s.trace_id AND l.pid = s.pid AND l.step_key = s.step_key;
 
--- steps: (see steps_matching)
+CREATE OR REPLACE MACRO steps_matching(pattern) AS TABLE
+SELECT * FROM steps_over(pattern);
+
 CREATE OR REPLACE VIEW steps AS
-SELECT * FROM steps_matching('^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$');
+SELECT * FROM steps_over(NULL);

@@ -1,6 +1,7 @@
 -- gpu_op_class: each GPU operation with its class, the unit of the time breakdowns:
--- 'compute' (kernels that are not communication), 'communication' (NCCL/RCCL/HCCL
--- collective and point-to-point kernels), 'memcpy', 'memset'.
+-- 'compute' (kernels that are not communication, and CUDA graph replays traced as a
+-- whole, whose nodes are unknown), 'communication' (NCCL/RCCL/HCCL collective and
+-- point-to-point kernels), 'memcpy', 'memset'.
 --
 -- depends: gpu_ops
 --
@@ -17,6 +18,7 @@
 -- 'memset' and its name), for other views and the reports.
 CREATE OR REPLACE MACRO op_class_of(category, name) AS
 CASE
+    WHEN category = 'graph' THEN 'compute'  -- a graph replay traced as a whole (nodes unknown)
     WHEN category <> 'kernel' THEN category
     WHEN regexp_matches(name, '^(nccl|rccl|hccl)', 'i')
          OR contains(name, 'ncclKernel') OR contains(name, 'ncclDevKernel')
