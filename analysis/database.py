@@ -43,10 +43,21 @@ def base_tables(con, lake: Path, trace_ids: list[str] | None = None, kind: str =
             pattern = "[" + ", ".join(_quote(f) for f in files) + "]"
             source = (f"read_parquet({pattern}, hive_partitioning = true, "
                       f"hive_types = {{'trace_id': VARCHAR}}, union_by_name = true)")
-            con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {cols} FROM {source};")
+            try:
+                con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {cols} FROM {source};")
+            except duckdb.BinderException:  # files written before a column was added to the schema
+                con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {_present_or_null(con, spec, source)} "
+                            f"FROM {source};")
         else:
             typed = ", ".join(f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}" for c in spec.columns)
             con.execute(f"CREATE OR REPLACE {kind} {table} AS SELECT {typed} WHERE false;")
+
+
+def _present_or_null(con, spec, source: str) -> str:
+    """The table's columns, NULL for those no file has (a lake written by an older tracelake)."""
+    present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
+    return ", ".join(c.name if c.name in present else f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}"
+                     for c in spec.columns)
 
 
 def _catalog_fingerprint() -> str:

@@ -22,7 +22,7 @@ from .worker_pool import process_pool
 
 # Views that several sections, or several views under them, read: evaluated once per run rendered.
 SHARED_VIEWS = ["gpu_ops", "gpu_op_class", "gpu_busy", "gpu_active_range", "steps", "temporal_breakdown", "overlap",
-                "rank_runs", "findings"]
+                "rank_runs", "op_efficiency", "findings"]
 
 
 def write_atomically(path: Path, text: str) -> None:

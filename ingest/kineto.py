@@ -26,7 +26,7 @@ from .kineto_args import to_int
 from .kineto_decode import ChunkFailed, DecodedTrace, Event, decode
 from .kineto_rows import str_or_none
 from .names import parse_python_frames
-from .nesting import parent_and_depth
+from .nesting import nest_table, parent_and_depth
 
 # Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables.
 CATEGORY_TABLE = {
@@ -151,6 +151,15 @@ def _with_frame_labels(table: pa.Table | None) -> pa.Table | None:
     return table
 
 
+def _nest_ops(table: pa.Table | None) -> pa.Table | None:
+    """parent_op_id and depth: the innermost operator enclosing each one on its thread."""
+    if table is None:
+        return None
+    nested = nest_table(pl.from_arrow(table.select(["op_id", "pid", "tid", "start_ns", "end_ns"])), "op_id")
+    return table.append_column("parent_op_id", nested["parent_op_id"].to_arrow()).append_column(
+        "depth", nested["depth"].to_arrow())
+
+
 def _nest_annotations(table: pa.Table | None) -> pa.Table | None:
     """annotation_id, and parent_id/depth: the innermost enclosing range on the same lane."""
     table = _with_row_ids(table, "annotation_id")
@@ -235,7 +244,7 @@ def ingest_kineto(path: str) -> IngestResult:
 
     api = parts.take("api_calls")
     cpu_pids = {p for p in (pc.unique(api.column("pid")).to_pylist() if api is not None else []) if p is not None}
-    ops = _with_row_ids(parts.take("cpu_ops"), "op_id")
+    ops = _nest_ops(_with_row_ids(parts.take("cpu_ops"), "op_id"))
     if ops is not None:
         cpu_pids.update(p for p in pc.unique(ops.column("pid")).to_pylist() if p is not None)
     single_pid = next(iter(cpu_pids)) if len(cpu_pids) == 1 else None

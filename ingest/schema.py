@@ -269,6 +269,8 @@ _table(
     _c("external_id", I64, "External id: the key its API calls and kernels carry.", TORCH),
     _c("sequence_number", I64, "Autograd sequence number (links forward and backward ops).", TORCH),
     _c("fwd_thread_id", I64, "Forward thread id for backward ops.", TORCH),
+    _c("parent_op_id", I64, "op_id of the innermost operator enclosing it on the same (pid, tid); NULL at top.", TORCH),
+    _c("depth", I32, "Nesting depth of the operator on (pid, tid): 0 for top-level operators.", TORCH),
     _c("call_stack", STR, "Legacy 'Call stack' text (2021 traces).", TORCH),
     _c("flops", I64, "Estimated FLOPs (with_flops).", TORCH),
     _c("args_json", STR, "All args as JSON, including 'Input Dims', 'Input type', 'Input Strides' and 'Concrete "

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import jinja2
 
-from . import charts, data, memory, theme, trace_charts
+from . import charts, data, memory, operators, theme, trace_charts
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("tracelake.reports", "templates"),
@@ -78,6 +78,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
     if memory_section and memory_section["chart"] is not None:
         memory_section["chart"] = _svg_uri(memory_section["chart"])
     rendered = [{"title": t, "note": n, "src": _svg_uri(c)} for t, n, c in chart_specs]
+    points, roof_rows = operators.roofline_points(con, trace_id), operators.roofs(con, trace_id)
+    roofline = _svg_uri(operators.roofline_chart(points, roof_rows)) if points.height and roof_rows.height else None
     k = data.headline(summary, kernels)
     ranks = data.rank_rows(con, trace_id)
     html = _ENV.get_template("trace.html.j2").render(
@@ -89,7 +91,9 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
         api=data.api_table(con, trace_id), nvtx=data.nvtx_table(con, trace_id),
         ranks=ranks, collectives=bandwidth.to_dicts(), links=links or {}, version=version,
         critical=critical.to_dicts(), critical_ops=data.critical_path_ops(con, trace_id) if critical.height else [],
-        whatif=whatif or [], memory=memory_section)
+        whatif=whatif or [], memory=memory_section,
+        ops=operators.operator_rows(con, trace_id), op_head=operators.headline(con, trace_id),
+        mfu_steps=operators.mfu_rows(con, trace_id), roofline=roofline)
     return TracePage(html, data.index_row(summary, data.run_ranks_of(trace_id, ranks)))
 
 

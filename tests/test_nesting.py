@@ -25,3 +25,45 @@ def test_marks_nest_but_contain_nothing_and_touching_ranges_are_siblings():
 def test_identical_ranges_nest_in_input_order():
     parents, depths = parent_and_depth(["x", "x"], [0, 0], [10, 10], [1, 2])
     assert parents == [None, 1] and depths == [0, 1]
+
+
+def test_vectorized_nesting_matches_the_loop():
+    import random
+
+    import polars as pl
+    from tracelake.ingest.nesting import nest_table
+
+    rng = random.Random(7)
+    rows = set()
+
+    def spans(lane, start, end, depth):
+        t = start
+        while t < end and depth < 5:
+            s = t + rng.randint(0, 3)
+            e = min(end, s + rng.randint(0, 12))  # zero-length and touching ranges too
+            if s >= end:
+                break
+            rows.add((lane, s, e))
+            spans(lane, s, e, depth + 1)
+            t = e
+    for lane in (1, 2):
+        spans(lane, 0, 300, 0)
+    rows = sorted(rows, key=lambda r: rng.random())  # distinct ranges (identical ones: next test)
+    ids = list(range(100, 100 + len(rows)))
+    table = pl.DataFrame({"op_id": ids, "pid": [1] * len(rows), "tid": [r[0] for r in rows],
+                          "start_ns": [r[1] for r in rows], "end_ns": [r[2] for r in rows]})
+    nested = nest_table(table, "op_id")
+    parents, depths = parent_and_depth([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], ids)
+    assert len(rows) > 200 and max(depths) >= 4
+    assert nested["parent_op_id"].to_list() == parents
+    assert nested["depth"].to_list() == depths
+
+
+def test_vectorized_nesting_of_identical_ranges_follows_row_order():
+    import polars as pl
+    from tracelake.ingest.nesting import nest_table
+
+    table = pl.DataFrame({"op_id": [7, 8, 9], "pid": [1, 1, 1], "tid": [1, 1, 1],
+                          "start_ns": [0, 0, 5], "end_ns": [10, 10, 5]})
+    nested = nest_table(table, "op_id")
+    assert nested["parent_op_id"].to_list() == [None, 7, 8] and nested["depth"].to_list() == [0, 1, 2]

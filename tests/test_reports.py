@@ -41,7 +41,9 @@ def test_reports_for_the_sample_lake(sample_reports):
     for section in ("Findings", *charts, "Kernels", "Memory copies", "Why the GPU waits", "Largest idle gaps",
                     "Steps", "Critical path", "GPU memory"):
         assert f"<h2>{section}</h2>" in resnet, section
-    assert resnet.count('src="data:image/svg+xml;base64,') == len(charts) + 1  # + GPU memory over time
+    # the sample ResNet-50 trace has record_shapes: the operator section adds the roofline chart
+    assert "<h2>Operators: FLOPs, bytes and the roofline</h2>" in resnet and 'alt="Roofline"' in resnet
+    assert resnet.count('src="data:image/svg+xml;base64,') == len(charts) + 2  # + GPU memory over time, roofline
     assert "Pageable -&gt; Device" in resnet or "pageable -&gt; device" in resnet  # copies by memory kind
     assert "pageable_copy_in_step" in resnet  # the finding the trace was recorded to show
     assert 'href="all_files/traces/' in index.read_text()

@@ -1,15 +1,17 @@
 -- findings: one row per detected problem, from every rule, with what was seen and
 -- what to do. The rules: NVIDIA's four nsys analyze rules (findings_cuda_rules.sql),
 -- the deep-learning rules (findings_dl_rules.sql), what bounds the steps
--- (findings_critical_path.sql), the memory rules (findings_memory.sql) and the
--- collective rules (findings_collectives.sql).
+-- (findings_critical_path.sql), the memory rules (findings_memory.sql), the collective
+-- rules (findings_collectives.sql) and the operator-efficiency rules (findings_op_efficiency.sql).
 --
 -- depends: traces, finding_cuda_memcpy_async, finding_cuda_memcpy_sync,
 --          finding_cuda_memset_sync, finding_cuda_api_sync, finding_tensor_core_alignment,
 --          finding_fp32_gemm, finding_launch_bound, finding_host_sync_in_step,
 --          finding_pageable_copy_in_step, finding_gpu_idle_in_step, finding_straggler_rank,
 --          finding_critical_path, finding_memory_growth, finding_memory_fragmentation,
---          finding_collective_straggler, finding_low_collective_bandwidth, finding_tiny_collectives
+--          finding_collective_straggler, finding_low_collective_bandwidth, finding_tiny_collectives,
+--          finding_memory_bound_matmul, finding_matmul_below_roof, finding_fp32_matmul,
+--          finding_unfused_attention
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name.
@@ -43,6 +45,10 @@ WITH rules AS (
     UNION ALL BY NAME SELECT * FROM finding_collective_straggler
     UNION ALL BY NAME SELECT * FROM finding_low_collective_bandwidth
     UNION ALL BY NAME SELECT * FROM finding_tiny_collectives
+    UNION ALL BY NAME SELECT * FROM finding_memory_bound_matmul
+    UNION ALL BY NAME SELECT * FROM finding_matmul_below_roof
+    UNION ALL BY NAME SELECT * FROM finding_fp32_matmul
+    UNION ALL BY NAME SELECT * FROM finding_unfused_attention
 )
 SELECT r.trace_id, r.rule, r.severity, t.rank, r.pid, r.tid, r.device_id, r.stream_id,
        r.start_ns, r.duration_ns, r.api_name, r.evidence, r.advice

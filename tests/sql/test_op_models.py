@@ -1,0 +1,114 @@
+"""sql/analysis/op_models.sql: FLOPs (FlopCounterMode's convention) and bytes per call, one
+hand-computed case per formula; which calls count (outermost; autocast's inner call)."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import given, load_sql, rows
+from .op_rows import BF, F8, F32, HALF, op, trace
+
+CASES = [
+    # name, dims, types, concrete, flops, bytes
+    ("aten::mm", [[3, 5], [5, 7]], [BF, BF], None, 2 * 3 * 7 * 5, (15 + 35 + 21) * 2),
+    ("aten::addmm", [[7], [3, 5], [5, 7], [], []], [HALF, HALF, HALF, "Scalar", "Scalar"], None,
+     2 * 3 * 7 * 5, (7 + 15 + 35 + 21) * 2),  # FlopCounterMode leaves the bias add out
+    ("aten::bmm", [[2, 3, 5], [2, 5, 7]], [F32, F32], None, 2 * 2 * 3 * 7 * 5, (30 + 70 + 42) * 4),
+    ("aten::baddbmm", [[2, 3, 7], [2, 3, 5], [2, 5, 7], [], []], [BF, BF, BF, "Scalar", "Scalar"], None,
+     2 * 2 * 3 * 7 * 5, (42 + 30 + 70 + 42) * 2),
+    ("aten::_scaled_mm", [[16, 32], [32, 8], [], [], [], [], [], []], [F8, F8, F32, F32, "", "", "Scalar", "Scalar"],
+     None, 2 * 16 * 8 * 32, 16 * 32 + 32 * 8 + 16 * 8 * 2),
+    # groups 2, stride 2, padding 1, dilation 2: out = (9 + 2 - 2 * 2 - 1) // 2 + 1 = 4
+    ("aten::convolution", [[2, 4, 9, 9], [6, 2, 3, 3], [6], [], [], [], [], [], []],
+     [BF, BF, BF, "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+     ["", "", "", "[2, 2]", "[1, 1]", "[2, 2]", "False", "[0, 0]", "2"],
+     2 * 2 * (4 * 4) * (6 * 2 * 3 * 3), (648 + 108 + 6 + 2 * 6 * 16) * 2),
+    # transposed: FLOPs over input positions; out = (5 - 1) * 2 - 2 + (3 - 1) + 1 + 1 = 10
+    ("aten::convolution", [[1, 4, 5, 5], [4, 3, 3, 3], [], [], [], [], [], [], []],
+     [F32, F32, "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+     ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "True", "[1, 1]", "1"],
+     2 * 1 * 25 * (4 * 3 * 3 * 3), (100 + 108 + 3 * 100) * 4),
+    # backward of the grouped conv: grad_input as the forward; grad_weight 2 N C_in C_out k positions
+    # (FlopCounterMode's formula ignores groups there)
+    ("aten::convolution_backward", [[2, 6, 4, 4], [2, 4, 9, 9], [6, 2, 3, 3], [], [], [], [], [], [], [], []],
+     [BF, BF, BF, "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar",
+      "ScalarList"],
+     ["", "", "", "[6]", "[2, 2]", "[1, 1]", "[2, 2]", "False", "[0, 0]", "2", "[True, True, True]"],
+     2 * 2 * 16 * (6 * 2 * 9) + 2 * 2 * 4 * 6 * 9 * 16, 2 * (192 + 108 + 648) * 2),
+    # only grad_input asked for
+    ("aten::convolution_backward", [[2, 6, 4, 4], [2, 4, 9, 9], [6, 2, 3, 3], [], [], [], [], [], [], [], []],
+     [BF, BF, BF, "ScalarList", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar",
+      "ScalarList"],
+     ["", "", "", "[6]", "[2, 2]", "[1, 1]", "[2, 2]", "False", "[0, 0]", "2", "[True, False, False]"],
+     2 * 2 * 16 * (6 * 2 * 9), (192 + 108 + 648) * 2),
+    # GQA (8 query heads, 2 key/value heads), causal; FLOPs with the query's heads, not halved
+    ("aten::_scaled_dot_product_flash_attention", [[2, 8, 16, 32], [2, 2, 16, 32], [2, 2, 16, 32], [], [], [], []],
+     [BF, BF, BF, "Scalar", "Scalar", "Scalar", ""], ["", "", "", "0.", "True", "False", ""],
+     2 * 2 * 8 * 16 * 16 * (32 + 32), (8192 + 2048 + 2048 + 2 * 8 * 16 * 32) * 2),
+    # backward: recompute QK^T, dP, dV, dQ, dK = 2 B H Sq Sk (3 Dqk + 2 Dv)
+    ("aten::_scaled_dot_product_efficient_attention_backward",
+     [[1, 2, 8, 8], [1, 2, 8, 16], [1, 2, 4, 16], [1, 2, 4, 8], [], [], [], [], [], [], [], [], []],
+     [HALF, HALF, HALF, HALF, "", "", "", "", "", "Scalar", "", "Scalar", ""],
+     None, 2 * 1 * 2 * 8 * 4 * (3 * 16 + 2 * 8), (2 * 128 + 2 * (256 + 128 + 64)) * 2),
+    # bytes only: every tensor input once, and an output the size of the largest (not for reductions)
+    ("aten::native_layer_norm", [[4, 10], [], [10], [10], []], [F32, "ScalarList", F32, F32, "Scalar"], None,
+     None, (40 + 10 + 10) * 4 + 40 * 4),
+    ("aten::_softmax", [[4, 10], [], []], [BF, "Scalar", "Scalar"], None, None, 80 + 80),
+    ("aten::add", [[4, 10], [10], []], [BF, BF, "Scalar"], None, None, 80 + 20 + 80),
+    ("aten::sum", [[4, 10], [], [], []], [F32, "ScalarList", "Scalar", ""], None, None, 160),
+]
+
+
+@pytest.mark.parametrize("name,dims,types,concrete,flops,bytes_", CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_formula_by_hand(con, name, dims, types, concrete, flops, bytes_):
+    trace(con)
+    op(con, 1, name, dims, types, concrete)
+    load_sql(con, "analysis/op_models.sql")
+    assert rows(con, "SELECT flops, bytes FROM op_models") == [(flops, bytes_)]
+
+
+def test_causal_flag_and_precision(con):
+    trace(con)
+    op(con, 1, "aten::_scaled_dot_product_cudnn_attention", [[1, 2, 8, 16]] * 3 + [[]] * 6,
+       [BF] * 3 + [""] * 6, ["", "", "", "", "True", "0.", "True", "False", ""])
+    op(con, 2, "aten::_scaled_mm", [[16, 32], [32, 8]], [F8, F8])
+    load_sql(con, "analysis/op_models.sql")
+    assert rows(con, "SELECT op_id, precision, is_causal FROM op_models ORDER BY op_id") == [
+        (1, "bf16", True), (2, "fp8", None)]
+
+
+def test_outermost_call_counts_and_autocast_wrapper_gives_way(con):
+    trace(con)
+    # aten::convolution > aten::_convolution > aten::cudnn_convolution: the outer one counts
+    conv = ([[1, 2, 8, 8], [4, 2, 3, 3], [], [], [], [], [], [], []],
+            [BF, BF, "", "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"],
+            ["", "", "", "[1, 1]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"])
+    op(con, 1, "aten::convolution", *conv, start=0, end=1000, kernel_ns=0)
+    op(con, 2, "aten::_convolution", *conv, start=100, end=900, parent=1, kernel_ns=0)
+    # autocast: aten::addmm with fp32 inputs holds the casts and aten::addmm with bf16 inputs,
+    # which counts (FlopCounterMode sees that one)
+    op(con, 4, "aten::addmm", [[8], [4, 16], [16, 8], [], []], [F32, F32, F32, "Scalar", "Scalar"],
+       start=2000, end=3000, kernel_ns=0)
+    op(con, 5, "aten::addmm", [[8], [4, 16], [16, 8], [], []], [BF, BF, BF, "Scalar", "Scalar"],
+       start=2500, end=2900, parent=4, kernel_ns=0)
+    # composites have no model of their own
+    op(con, 6, "aten::linear", [[4, 16], [8, 16], []], [BF, BF, ""], start=4000, end=4100, kernel_ns=0)
+    load_sql(con, "analysis/op_models.sql")
+    assert rows(con, "SELECT op_id, name, dtype, flops FROM op_models ORDER BY op_id") == [
+        (1, "aten::convolution", BF, 2 * 1 * 36 * 72), (5, "aten::addmm", BF, 2 * 4 * 8 * 16)]
+
+
+def test_nvtx_ranges_have_shapes_but_no_dtypes(con):
+    given_ranges = [
+        ("t", 1, 1, 5, 0, 100, "aten::mm, seq = 3, op_id = 17, sizes = [[4, 6], [6, 5]], input_op_ids = [(1,0), (2,0)]",
+         "push_pop", False),
+        ("t", 2, 1, 5, 200, 300, "aten::convolution, op_id = 18, sizes = [[1, 2, 8, 8], [4, 2, 3, 3], [], [], [], "
+         "[], [], [], []], input_op_ids = [(1,0)]", "push_pop", False),
+    ]
+    given(con, "annotations", ["trace_id", "annotation_id", "pid", "tid", "start_ns", "end_ns", "name", "kind",
+                               "is_gpu"], given_ranges)
+    load_sql(con, "analysis/op_models.sql")
+    # conv needs stride and padding, which the ranges lack: NULL, not a guess
+    assert rows(con, "SELECT source, name, sequence_number, flops, bytes, dtype FROM op_models ORDER BY op_id") == [
+        ("nvtx", "aten::mm", 3, 2 * 4 * 5 * 6, None, None), ("nvtx", "aten::convolution", None, None, None, None)]
