@@ -81,6 +81,69 @@ def sql(args) -> int:
     return EXIT_OK
 
 
+def stats(args) -> int:
+    import tempfile
+
+    from . import stats as reports
+
+    def failed(o: FileOutcome):
+        if o.status != "ok":
+            print(f"error  {o.error}", file=sys.stderr)
+
+    with tempfile.TemporaryDirectory(prefix="tracelake-stats-") as scratch:
+        lake = args.lake or Path(scratch) / "lake"
+        outcomes = ingest_paths(args.files, lake, failed)
+        if not outcomes:
+            print(f"error  no trace files found under: {' '.join(args.files)}", file=sys.stderr)
+            return EXIT_SOME_FAILED
+        con = connect(lake)
+        try:
+            try:
+                names = reports.resolve([n.strip() for n in ",".join(args.report or []).split(",") if n.strip()]
+                                        or list(reports.DEFAULT), reports.trace_views(con))
+            except ValueError as e:
+                print(f"error  {e}", file=sys.stderr)
+                return EXIT_USAGE
+            done = [o for o in outcomes if o.status == "ok"]
+            _print_stats(con, reports, names, done, args.format)
+        finally:
+            con.close()
+    return EXIT_SOME_FAILED if len(done) < len(outcomes) else EXIT_OK
+
+
+def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fmt: str) -> None:
+    """Table: a titled table per report and file. CSV: a block per report (a `# report` line
+    before each when there are several; a leading `file` column when there are several files).
+    JSON: {report: [rows, each with trace_id and file]}."""
+    import polars as pl
+
+    out = sys.stdout
+    several_files = len(outcomes) > 1
+    as_json: dict[str, list] = {}
+    for name in names:
+        if fmt == "csv" and len(names) > 1:
+            out.write(f"# {name}\n")
+        frames = []
+        for o in outcomes:
+            rel = reports.query(con, name, o.trace_id)
+            if fmt == "table":
+                out.write(f"\n** {reports.title(name)}: {Path(o.path).name}\n")
+                write_result(rel, "table", out)
+                continue
+            frame = rel.pl()
+            if fmt == "json" or several_files:
+                frame = frame.insert_column(0, pl.lit(Path(o.path).name).alias("file"))
+            if fmt == "json":
+                frame = frame.insert_column(0, pl.lit(o.trace_id).alias("trace_id"))
+            frames.append(frame)
+        if fmt == "csv":
+            out.write(pl.concat(frames, how="diagonal_relaxed").write_csv())
+        elif fmt == "json":
+            as_json[name] = pl.concat(frames, how="diagonal_relaxed").to_dicts()
+    if fmt == "json":
+        out.write(json.dumps(as_json, indent=1, default=str) + "\n")
+
+
 def relink(args) -> int:
     from tracelake.ingest import lake_layout
 
@@ -172,16 +235,9 @@ def run(args) -> int:
         return EXIT_USAGE
     progress.finish(summary)
     if not args.no_reports and summary.files:
-        from .report_job import write_reports  # Altair and vl-convert: only when needed
+        from .report_job import write_run_reports  # Altair and vl-convert: only when needed
 
-        con = connect(Path(args.out) / "lake")
-        try:
-            fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
-            failures = [f for f in summary.files if f["status"] == "error"]
-            index = write_reports(con, Path(args.out) / "reports", failures=failures, render_ids=fresh,
-                                  jobs=args.jobs)
-        finally:
-            con.close()
+        index = write_run_reports(args.out, summary.files, jobs=args.jobs)
         if not args.quiet and not args.json:
             say(f"reports: {index.resolve()}", err=True)
     if args.json:
@@ -208,6 +264,11 @@ def report(args) -> int:
         chosen = [_resolve_trace(con, wanted) for wanted in args.trace or []]
         if None in chosen:
             return EXIT_USAGE
+        if args.eml and not chosen:  # a lake of one trace: that one
+            chosen = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
+            if len(chosen) != 1:
+                print(f"error  --eml needs exactly one --trace: the lake holds {len(chosen)} traces", file=sys.stderr)
+                return EXIT_USAGE
         out = Path(args.output)
         if len(chosen) == 1:
             scope = next(iter(trace_scopes(con, chosen)))
@@ -267,5 +328,5 @@ def mail(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"ingest": ingest, "sql": sql, "relink": relink, "callctx": callctx, "whatif": whatif, "run": run,
+COMMANDS = {"ingest": ingest, "stats": stats, "sql": sql, "relink": relink, "callctx": callctx, "whatif": whatif, "run": run,
             "report": report, "mail": mail}
