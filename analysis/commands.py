@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracelake.ingest.printable import has_control, terminal_text
 
@@ -17,6 +18,9 @@ from . import __version__, fs_errors, safe_sql
 from .database import DB_FILE, connect
 from .limit_options import limits_of
 from .terminal import say
+
+if TYPE_CHECKING:
+    from .ingest_job import FileOutcome
 
 # Each command imports what it needs when it runs: a one-query `tracelake sql` process does not
 # load the ingesters, polars' analyses or the report renderer (bench/cli.py measures it).
@@ -85,16 +89,17 @@ def stats(args) -> int:
     import tempfile
 
     from . import stats as reports
+    from .ingest_job import ingest_paths
 
     def failed(o: FileOutcome):
         if o.status != "ok":
-            print(f"error  {o.error}", file=sys.stderr)
+            say(f"error  {o.error}", err=True)
 
     with tempfile.TemporaryDirectory(prefix="tracelake-stats-") as scratch:
         lake = args.lake or Path(scratch) / "lake"
         outcomes = ingest_paths(args.files, lake, failed)
         if not outcomes:
-            print(f"error  no trace files found under: {' '.join(args.files)}", file=sys.stderr)
+            say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
             return EXIT_SOME_FAILED
         con = connect(lake)
         try:
@@ -116,6 +121,8 @@ def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fm
     before each when there are several; a leading `file` column when there are several files).
     JSON: {report: [rows, each with trace_id and file]}."""
     import polars as pl
+
+    from .output import write_result
 
     out = sys.stdout
     several_files = len(outcomes) > 1
