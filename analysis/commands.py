@@ -107,7 +107,7 @@ def stats(args) -> int:
                 names = reports.resolve([n.strip() for n in ",".join(args.report or []).split(",") if n.strip()]
                                         or list(reports.DEFAULT), reports.trace_views(con))
             except ValueError as e:
-                print(f"error  {e}", file=sys.stderr)
+                say(f"error  {e}", err=True)
                 return EXIT_USAGE
             done = [o for o in outcomes if o.status == "ok"]
             _print_stats(con, reports, names, done, args.format)
@@ -169,8 +169,8 @@ def _resolve_trace(con, wanted: str) -> str | None:
     matches = [t for t in ids if t == wanted] or [t for t in ids if t.startswith(wanted)]
     if len(matches) == 1:
         return matches[0]
-    print(f"error  --trace {wanted!r} matches {len(matches)} traces; trace ids: {', '.join(sorted(ids)[:20])}",
-          file=sys.stderr)
+    say(f"error  --trace {wanted!r} matches {len(matches)} traces; trace ids: {', '.join(sorted(ids)[:20])}",
+        err=True)
     return None
 
 
@@ -207,7 +207,7 @@ def whatif(args) -> int:
         scenarios = ([(" ".join(args.scale), critpath_whatif.parse_scale(args.scale))] if args.scale
                      else list(critpath_whatif.STANDARD_SCENARIOS))
     except ValueError as e:
-        print(f"error  {e}", file=sys.stderr)
+        say(f"error  {e}", err=True)
         return EXIT_USAGE
     con = _open_lake(args.lake)
     if con is None:
