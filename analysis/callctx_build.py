@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 from tracelake.ingest.lake_writer import conform
-from tracelake.ingest.nesting import parent_and_depth
+from tracelake.ingest.nesting import NO_START, nest
 from tracelake.ingest.schema import TABLES
 
 from . import memory_context
@@ -50,15 +51,15 @@ class _Trie:
         self.children: dict[tuple[int, str, str], int] = {}
         self.rows = {"node_id": [0], "parent_id": [None], "depth": [0], "label": ["(root)"], "kind": ["root"]}
 
-    def add(self, path: list[tuple[str, str]]) -> int:
-        node = 0
-        for depth, (label, kind) in enumerate(path, start=1):
+    def add(self, path: list[tuple[str, str]], node: int = 0, depth: int = 0) -> int:
+        """The node of `path` below `node` (at `depth`), adding what is missing."""
+        for d, (label, kind) in enumerate(path, start=depth + 1):
             key = (node, label, kind)
             child = self.children.get(key)
             if child is None:
                 child = self.children[key] = len(self.rows["node_id"])
                 for col, value in zip(("node_id", "parent_id", "depth", "label", "kind"),
-                                      (child, node, depth, label, kind)):
+                                      (child, node, d, label, kind)):
                     self.rows[col].append(value)
             node = child
         return node
@@ -111,34 +112,60 @@ def _launch_calls(tables: dict[str, pa.Table]) -> pl.DataFrame:
 def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, list[tuple[str, str]]]:
     """For each call (by row index), the labels of the ranges enclosing it on its thread, outermost first.
 
-    `ranges`: pid, tid, start_ns, end_ns, label, kind. One sweep over each lane's sorted intervals.
+    `ranges`: pid, tid, start_ns, end_ns, label, kind. The ranges nest by one sweep over each lane
+    (ingest/nesting.py); a call, which contains nothing, then needs no place in the sweep: the
+    ranges open at its start are those open after the last range that starts no later than it
+    (on a tie, ranges first), less those that ended by then, found for all calls at once.
     """
+    ranges = ranges.filter(pl.col("end_ns").is_not_null())  # marks are never open around anything
     n_ranges = ranges.height
-    lane = ranges.select("pid", "tid").vstack(calls.select("pid", "tid"))
-    ids = list(range(n_ranges + calls.height))
-    parents, _ = parent_and_depth(
-        list(zip(lane["pid"].to_list(), lane["tid"].to_list())),
-        ranges["start_ns"].to_list() + calls["start_ns"].to_list(),
-        ranges["end_ns"].to_list() + [None] * calls.height,  # calls nest like marks: contain nothing
-        ids,
-    )
-    labels = list(zip(ranges["label"].to_list(), ranges["kind"].to_list()))
+    if n_ranges == 0 or calls.height == 0:
+        root: list = []
+        return {c: root for c in range(calls.height)}
+    lanes = (pl.concat([ranges.select("pid", "tid"), calls.select("pid", "tid")])
+             .select(pl.struct("pid", "tid").rank("dense").cast(pl.Int64)).to_series().to_numpy())
+    lane_of, call_lane = lanes[:n_ranges], lanes[n_ranges:]
+    start_of = ranges["start_ns"].fill_null(NO_START).to_numpy().astype(np.int64)
+    end_of = ranges["end_ns"].to_numpy().astype(np.int64)
+    parent_of, _, order = nest(lane_of, start_of, end_of, np.ones(n_ranges, bool))
+    parents = parent_of.tolist()
+
+    # the last range in sweep order on the call's lane that starts no later than the call
+    call_start = calls["start_ns"].fill_null(NO_START).to_numpy().astype(np.int64)
+    sorted_lane, sorted_start = lane_of[order], start_of[order]
+    candidate = np.full(calls.height, -1, np.int64)
+    bounds = np.searchsorted(sorted_lane, np.arange(int(lanes.max()) + 2))
+    for ln in np.unique(call_lane).tolist():
+        lo, hi = bounds[ln], bounds[ln + 1]
+        mine = np.flatnonzero(call_lane == ln)
+        pos = lo + np.searchsorted(sorted_start[lo:hi], call_start[mine], side="right") - 1
+        candidate[mine] = np.where(pos >= lo, order[np.maximum(pos, 0)], -1)
+    # leave the ranges that ended at or before the call (a zero-length range at its start holds it)
+    while True:
+        idx = np.flatnonzero(candidate >= 0)
+        c, s = candidate[idx], call_start[idx]
+        ended = (end_of[c] <= s) & ~((end_of[c] == s) & (start_of[c] == s))
+        if not ended.any():
+            break
+        candidate[idx[ended]] = parent_of[c[ended]]
+
+    labels = list(zip(ranges["label"].to_list(), ranges["kind"].to_list(), strict=True))
     range_paths: dict[int, list] = {}
     # Equal paths are one list object (interned by parent path and label), so that callers can
     # cache what they derive from a path by its id: thousands of operator calls share a few paths.
     root: list = []
     interned: dict[tuple[int, tuple[str, str]], list] = {}
 
-    def path_of(i: int | None) -> list:
-        if i is None:
+    def path_of(i: int) -> list:
+        if i < 0:
             return root
         cached = range_paths.get(i)
         if cached is None:
             chain, j = [], i
-            while j is not None and j not in range_paths:
+            while j >= 0 and j not in range_paths:
                 chain.append(j)
                 j = parents[j]
-            base = range_paths[j] if j is not None else root
+            base = range_paths[j] if j >= 0 else root
             for k in reversed(chain):
                 path = interned.get((id(base), labels[k]))
                 if path is None:
@@ -147,7 +174,9 @@ def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, lis
             cached = range_paths[i]
         return cached
 
-    return {c: path_of(parents[n_ranges + c]) for c in range(calls.height)}
+    found = candidate.tolist()
+    by_range = {i: path_of(i) for i in set(found)}  # many calls share their innermost range
+    return dict(enumerate(by_range[i] for i in found))
 
 
 def _torch_ranges(tables: dict[str, pa.Table], kinds: tuple[str, ...]) -> pl.DataFrame:
@@ -194,9 +223,15 @@ def _callchain_paths(tables: dict[str, pa.Table], calls: pl.DataFrame) -> dict[i
         .sort(["callchain_id", "depth"], descending=[False, True])
     )
     by_chain: dict[int, list] = {}
+    frame_of: dict[str, tuple[str, str]] = {}  # symbols repeat across chains: each is parsed once
     for chain_id, symbol in zip(frames["callchain_id"].to_list(), frames["symbol"].to_list()):
-        label = _without_parameters(symbol)
-        by_chain.setdefault(chain_id, []).append((label, "op" if label.startswith("at::_ops::") else "native"))
+        frame = frame_of.get(symbol)
+        if frame is None:
+            label = _without_parameters(symbol)
+            frame = frame_of[symbol] = (label, "op" if label.startswith("at::_ops::") else "native")
+        by_chain.setdefault(chain_id, []).append(frame)
+    shared: dict[tuple, list] = {}  # equal backtraces share one list, so build() finds their node once
+    by_chain = {c: shared.setdefault(tuple(chain), chain) for c, chain in by_chain.items()}
     return {i: by_chain[c] for i, c in enumerate(calls["callchain_id"].to_list()) if c in by_chain}
 
 
@@ -278,15 +313,23 @@ def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     for tree, paths, missing in (("stack", stack_paths, UNATTRIBUTED_NO_STACK), ("nvtx", nvtx_paths,
                                                                                    UNATTRIBUTED_NO_RANGE)):
         trie = _Trie(tree)
+        no_call, no_path = [(UNATTRIBUTED_NO_CALL, "unattributed")], [(missing, "unattributed")]
+        # Calls under the same innermost range share one path list: its node is found once, and a
+        # leaf once per (path, operation). Nodes are numbered in the same order as adding each full path.
+        path_node: dict[int, tuple[int, int]] = {}
         leaf_ids = []
         for call_index, op_name, category in zip(linked["call_index"].to_list(), linked["name"].to_list(),
                                                  linked["category"].to_list()):
-            if call_index is None:
-                prefix = [(UNATTRIBUTED_NO_CALL, "unattributed")]
-            else:
-                prefix = paths.get(call_index, []) + graph_launches.get(call_index, [])
-                prefix = prefix or [(missing, "unattributed")]
-            leaf_ids.append(trie.add(prefix + [(op_name or "(unnamed)", category)]))
+            extra = None if call_index is None else graph_launches.get(call_index)
+            if extra:  # launched through a CUDA graph: its own path, not shared
+                leaf_ids.append(trie.add(paths.get(call_index, []) + extra + [(op_name or "(unnamed)", category)]))
+                continue
+            prefix = no_call if call_index is None else (paths.get(call_index) or no_path)
+            found = path_node.get(id(prefix))  # the lists live in `paths` (or above) for the whole loop
+            if found is None:
+                found = path_node[id(prefix)] = (trie.add(prefix), len(prefix))
+            leaf = trie.children.get((found[0], op_name or "(unnamed)", category))  # most leaves exist already
+            leaf_ids.append(leaf if leaf is not None else trie.add([(op_name or "(unnamed)", category)], *found))
         node_tables.append(trie.table())
         gpu_tables.append(linked.select(
             pl.lit(tree).alias("tree"), pl.Series("node_id", leaf_ids, pl.Int64), "category", "start_ns",

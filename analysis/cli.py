@@ -22,8 +22,14 @@ EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tracelake", description="Offline analysis of GPU deep-learning traces.")
-    p.add_argument("--version", action="version", version=f"tracelake {__version__}")
+    p = argparse.ArgumentParser(prog="tracelake", description="Offline analysis of GPU deep-learning traces.",
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                epilog="Example: tracelake run /data/profiles --out results/   "
+                                       "(then open results/reports/index.html)\n"
+                                       "         tracelake stats report.sqlite --report cuda_gpu_kern_sum\n"
+                                       "`tracelake COMMAND --help` shows each command's options and an example.")
+    p.add_argument("--version", action=_Versions, nargs=0, help="show the versions of tracelake, DuckDB, polars "
+                   "and pyarrow and exit")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("ingest", help="ingest trace files into a lake",
@@ -34,6 +40,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lake", required=True, metavar="DIR", help="lake directory (created if missing)")
     s.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     add_limit_options(s)
+
+    s = sub.add_parser("stats", help="print the headline numbers and summary tables of trace files (like nsys stats)",
+                       description="Ingest the files into a temporary lake (or --lake) and print reports: the "
+                                   "headline numbers, kernels, memory copies, GPU idle by cause and the findings "
+                                   "by default. A report is a view's rows for each file; NVIDIA's `nsys stats` and "
+                                   "`nsys analyze` report names are accepted too (cuda_gpu_kern_sum = "
+                                   "kernel_summary, cuda_gpu_mem_time_sum, cuda_gpu_sum, cuda_api_sum, nvtx_sum, "
+                                   "gpu_gaps, ...).",
+                       epilog="Example: tracelake stats report.sqlite rank0.pt.trace.json.gz "
+                              "--report cuda_gpu_kern_sum,idle_breakdown --format csv")
+    s.add_argument("files", nargs="+", metavar="FILE", help="trace files or directories")
+    s.add_argument("--report", action="append", metavar="NAME,...",
+                   help="reports to print, comma-separated, repeatable (default: summary, kernel_summary, "
+                        "memcpy_kind_summary, idle_breakdown, findings)")
+    s.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    s.add_argument("--lake", metavar="DIR", help="ingest into this lake and keep it (default: a temporary one)")
 
     s = sub.add_parser("sql", help="run a SQL query on a lake",
                        description="Run one SQL query with every tracelake table and view available.",
@@ -46,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("query", metavar="QUERY")
 
     s = sub.add_parser("relink", help="rebuild a lake's tracelake.duckdb (after moving the lake folder)",
+                       description="Rebuild the lake's database (its views hold the lake's absolute path).",
                        epilog="Example: tracelake relink --lake /new/place/lake")
     s.add_argument("--lake", required=True, metavar="DIR")
 
@@ -99,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lake", required=True, metavar="DIR")
     s.add_argument("--trace", action="append", metavar="ID", help="trace id or unique prefix (repeatable)")
     s.add_argument("-o", "--output", required=True, metavar="OUT.html")
-    s.add_argument("--eml", metavar="OUT.eml", help="also write the report as an e-mail (charts as attached PNGs)")
+    s.add_argument("--eml", metavar="OUT.eml", help="also write the report of one trace as an e-mail (charts as "
+                   "attached PNGs); needs one --trace unless the lake holds a single trace")
 
     s = sub.add_parser("mail", help="send a report .eml file by SMTP",
                        description="Send an .eml written by `tracelake report --eml`. The SMTP password, if any, "
@@ -113,6 +137,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--starttls", action="store_true")
     s.add_argument("--user", metavar="NAME")
     return p
+
+
+class _Versions(argparse.Action):
+    """--version: tracelake's and the libraries' versions, what a bug report needs."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import platform
+        from importlib.metadata import PackageNotFoundError, version
+
+        parts = [f"tracelake {__version__}"]
+        for name in ("duckdb", "polars", "pyarrow"):
+            try:
+                parts.append(f"{name} {version(name)}")
+            except PackageNotFoundError:
+                parts.append(f"{name} (not installed)")
+        parts.append(f"Python {platform.python_version()}")
+        print(", ".join(parts))
+        parser.exit()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,24 +11,28 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
-from tracelake.ingest import lake_layout
 from tracelake.ingest.printable import has_control, terminal_text
 
-from . import __version__, callctx_export, critpath_whatif, fs_errors, run_job, safe_sql
-from .database import DB_FILE, build_database, connect
-from .ingest_job import FileOutcome, ingest_paths
+from . import __version__, fs_errors, safe_sql
+from .database import DB_FILE, connect
 from .limit_options import limits_of
-from .output import write_result
-from .progress import Progress
 from .terminal import say
+
+if TYPE_CHECKING:
+    from .ingest_job import FileOutcome
+
+# Each command imports what it needs when it runs: a one-query `tracelake sql` process does not
+# load the ingesters, polars' analyses or the report renderer (bench/cli.py measures it).
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def ingest(args) -> int:
-    def report(o: FileOutcome):
+    from .ingest_job import ingest_paths
+
+    def report(o):
         if o.status == "ok":
             if not args.quiet:
                 say(f"ok     {o.path} -> {o.trace_id} ({o.events:,} events, {o.seconds:.2f} s)")
@@ -58,6 +62,10 @@ def _open_lake(lake: str):
 
 
 def sql(args) -> int:
+    import duckdb
+
+    from .output import write_result
+
     con = _open_lake(args.lake)
     if con is None:
         return EXIT_USAGE
@@ -78,7 +86,77 @@ def sql(args) -> int:
     return EXIT_OK
 
 
+def stats(args) -> int:
+    import tempfile
+
+    from . import stats as reports
+    from .ingest_job import ingest_paths
+
+    def failed(o: FileOutcome):
+        if o.status != "ok":
+            say(f"error  {o.error}", err=True)
+
+    with tempfile.TemporaryDirectory(prefix="tracelake-stats-") as scratch:
+        lake = args.lake or Path(scratch) / "lake"
+        outcomes = ingest_paths(args.files, lake, failed)
+        if not outcomes:
+            say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
+            return EXIT_SOME_FAILED
+        con = connect(lake)
+        try:
+            try:
+                names = reports.resolve([n.strip() for n in ",".join(args.report or []).split(",") if n.strip()]
+                                        or list(reports.DEFAULT), reports.trace_views(con))
+            except ValueError as e:
+                say(f"error  {e}", err=True)
+                return EXIT_USAGE
+            done = [o for o in outcomes if o.status == "ok"]
+            _print_stats(con, reports, names, done, args.format)
+        finally:
+            con.close()
+    return EXIT_SOME_FAILED if len(done) < len(outcomes) else EXIT_OK
+
+
+def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fmt: str) -> None:
+    """Table: a titled table per report and file. CSV: a block per report (a `# report` line
+    before each when there are several; a leading `file` column when there are several files).
+    JSON: {report: [rows, each with trace_id and file]}."""
+    import polars as pl
+
+    from .output import write_result
+
+    out = sys.stdout
+    several_files = len(outcomes) > 1
+    as_json: dict[str, list] = {}
+    for name in names:
+        if fmt == "csv" and len(names) > 1:
+            out.write(f"# {name}\n")
+        frames = []
+        for o in outcomes:
+            rel = reports.query(con, name, o.trace_id)
+            if fmt == "table":
+                out.write(f"\n** {reports.title(name)}: {Path(o.path).name}\n")
+                write_result(rel, "table", out)
+                continue
+            frame = rel.pl()
+            if fmt == "json" or several_files:
+                frame = frame.insert_column(0, pl.lit(Path(o.path).name).alias("file"))
+            if fmt == "json":
+                frame = frame.insert_column(0, pl.lit(o.trace_id).alias("trace_id"))
+            frames.append(frame)
+        if fmt == "csv":
+            out.write(pl.concat(frames, how="diagonal_relaxed").write_csv())
+        elif fmt == "json":
+            as_json[name] = pl.concat(frames, how="diagonal_relaxed").to_dicts()
+    if fmt == "json":
+        out.write(json.dumps(as_json, indent=1, default=str) + "\n")
+
+
 def relink(args) -> int:
+    from tracelake.ingest import lake_layout
+
+    from .database import build_database
+
     if not lake_layout.is_lake(Path(args.lake)):
         say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
         return EXIT_USAGE
@@ -92,12 +170,14 @@ def _resolve_trace(con, wanted: str) -> str | None:
     matches = [t for t in ids if t == wanted] or [t for t in ids if t.startswith(wanted)]
     if len(matches) == 1:
         return matches[0]
-    print(f"error  --trace {wanted!r} matches {len(matches)} traces; trace ids: {', '.join(sorted(ids)[:20])}",
-          file=sys.stderr)
+    say(f"error  --trace {wanted!r} matches {len(matches)} traces; trace ids: {', '.join(sorted(ids)[:20])}",
+        err=True)
     return None
 
 
 def callctx(args) -> int:
+    from . import callctx_export
+
     con = _open_lake(args.lake)
     if con is None:
         return EXIT_USAGE
@@ -121,11 +201,14 @@ def callctx(args) -> int:
 
 
 def whatif(args) -> int:
+    from . import critpath_whatif
+    from .output import write_result
+
     try:
         scenarios = ([(" ".join(args.scale), critpath_whatif.parse_scale(args.scale))] if args.scale
                      else list(critpath_whatif.STANDARD_SCENARIOS))
     except ValueError as e:
-        print(f"error  {e}", file=sys.stderr)
+        say(f"error  {e}", err=True)
         return EXIT_USAGE
     con = _open_lake(args.lake)
     if con is None:
@@ -145,6 +228,9 @@ def whatif(args) -> int:
 
 
 def run(args) -> int:
+    from . import run_job
+    from .progress import Progress
+
     progress = Progress(quiet=args.quiet or args.json, verbose=args.verbose)
     if args.executor == "dask" and not args.scheduler:
         print("error  --executor dask needs --scheduler ADDRESS (e.g. tcp://scheduler:8786)", file=sys.stderr)
@@ -157,16 +243,9 @@ def run(args) -> int:
         return EXIT_USAGE
     progress.finish(summary)
     if not args.no_reports and summary.files:
-        from .report_job import write_reports  # Altair and vl-convert: only when needed
+        from .report_job import write_run_reports  # Altair and vl-convert: only when needed
 
-        con = connect(Path(args.out) / "lake")
-        try:
-            fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
-            failures = [f for f in summary.files if f["status"] == "error"]
-            index = write_reports(con, Path(args.out) / "reports", failures=failures, render_ids=fresh,
-                                  jobs=args.jobs)
-        finally:
-            con.close()
+        index = write_run_reports(args.out, summary.files, jobs=args.jobs)
         if not args.quiet and not args.json:
             say(f"reports: {index.resolve()}", err=True)
     if args.json:
@@ -186,12 +265,18 @@ def report(args) -> int:
     from tracelake.analysis.database import connect_scoped
     from tracelake.reports.render import trace_report
 
+    from . import critpath_whatif
     from .report_job import lake_path, trace_scopes, write_atomically, write_reports
 
     try:
         chosen = [_resolve_trace(con, wanted) for wanted in args.trace or []]
         if None in chosen:
             return EXIT_USAGE
+        if args.eml and not chosen:  # a lake of one trace: that one
+            chosen = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
+            if len(chosen) != 1:
+                print(f"error  --eml needs exactly one --trace: the lake holds {len(chosen)} traces", file=sys.stderr)
+                return EXIT_USAGE
         out = Path(args.output)
         if len(chosen) == 1:
             scope = next(iter(trace_scopes(con, chosen)))
@@ -251,5 +336,5 @@ def mail(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"ingest": ingest, "sql": sql, "relink": relink, "callctx": callctx, "whatif": whatif, "run": run,
+COMMANDS = {"ingest": ingest, "stats": stats, "sql": sql, "relink": relink, "callctx": callctx, "whatif": whatif, "run": run,
             "report": report, "mail": mail}

@@ -6,41 +6,54 @@ DuckDB resolves relative paths in views against the process's working directory,
 database file, so the views hold the lake's absolute path. The database records that path;
 whenever tracelake opens a lake whose folder was moved or copied it rebuilds the views first
 (`tracelake relink DIR` does only that, for users of the plain duckdb CLI). See docs/lake.md.
+
+The database is written only when what it holds would change: the fingerprint in _lake_info
+covers the SQL catalog, the schema, the version and which tables have partitions (the base views
+read a glob of them, so adding a trace to a table that has some changes nothing). Opening a lake
+to run one query therefore reads a few bytes and imports neither pyarrow nor the schema.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shutil
+from importlib import resources
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 from tracelake.ingest import lake_layout
-from tracelake.ingest.schema import TABLES
 
 from . import __version__, catalog, derive, lake_scan
 
 DB_FILE = "tracelake.duckdb"
 
-_DUCK_TYPES = {
-    pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
-    pa.bool_(): "BOOLEAN", pa.list_(pa.string()): "VARCHAR[]", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
-}
+
+def _duck_types() -> dict:
+    import pyarrow as pa
+
+    return {
+        pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
+        pa.bool_(): "BOOLEAN", pa.list_(pa.string()): "VARCHAR[]", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ",
+    }
 
 
 def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
 
-def _empty(spec) -> str:
-    typed = ", ".join(f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}" for c in spec.columns)
+def _empty(spec, duck_types: dict) -> str:
+    typed = ", ".join(f"CAST(NULL AS {duck_types[c.type]}) AS {c.name}" for c in spec.columns)
     return f"SELECT {typed} WHERE false"
 
 
 def base_tables(con, lake: Path, trace_ids: list[str]) -> None:
     """(Re)create every base table on `con` as an in-memory TABLE of the partitions of `trace_ids`
     ([] gives empty typed tables)."""
+    from tracelake.ingest.schema import TABLES
+
+    duck_types = _duck_types()
     for table, spec in TABLES.items():
         cols = ", ".join(c.name for c in spec.columns)
         files = lake_layout.table_files(lake, table, trace_ids)
@@ -54,17 +67,22 @@ def base_tables(con, lake: Path, trace_ids: list[str]) -> None:
                 con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT {_present_or_null(con, spec, source)} "
                             f"FROM {source};")
         else:
-            con.execute(f"CREATE OR REPLACE TABLE {table} AS {_empty(spec)};")
+            con.execute(f"CREATE OR REPLACE TABLE {table} AS {_empty(spec, duck_types)};")
 
 
-def _lake_base_tables(con, lake: Path) -> None:
-    """Every base table as a view over all its partitions (lake_scan.py: the files are listed
-    when a query reads it, not now)."""
+def _lake_base_tables(con) -> None:
+    """Every base table as a view over a table macro that returns no rows yet (lake_scan.py:
+    `_point_base_tables` points it at the lake's files, listed when a query reads it, not now)."""
+    from tracelake.ingest.schema import TABLES
+
+    duck_types = _duck_types()
     for table, spec in TABLES.items():
-        lake_scan.placeholder(con, table, ", ".join(c.name for c in spec.columns), _empty(spec))
+        lake_scan.placeholder(con, table, ", ".join(c.name for c in spec.columns), _empty(spec, duck_types))
 
 
 def _point_base_tables(con, lake: Path) -> None:
+    from tracelake.ingest.schema import TABLES
+
     for table in TABLES:
         files = lake_layout.table_files(lake, table)
         if files:
@@ -76,16 +94,77 @@ def _point_base_tables(con, lake: Path) -> None:
 def _present_or_null(con, spec, source: str) -> str:
     """The table's columns, NULL for those no file has (a lake written by an older tracelake)."""
     present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {source}").fetchall()}
-    return ", ".join(c.name if c.name in present else f"CAST(NULL AS {_DUCK_TYPES[c.type]}) AS {c.name}"
+    duck_types = _duck_types()
+    return ", ".join(c.name if c.name in present else f"CAST(NULL AS {duck_types[c.type]}) AS {c.name}"
                      for c in spec.columns)
 
 
 def _catalog_fingerprint() -> str:
-    h = hashlib.sha256(__version__.encode())
+    """What the views of every lake depend on: the SQL catalog and its loader, the schema, this module, the versions."""
+    h = hashlib.sha256(f"{__version__} {duckdb.__version__}".encode())
     for f in catalog.load_files():
         h.update(f.path.encode())
         h.update(f.text.encode())
+    for module in ("tracelake.ingest/schema.py", "tracelake.analysis/database.py", "tracelake.analysis/catalog.py",
+                   "tracelake.analysis/derive.py", "tracelake.analysis/lake_scan.py"):
+        package, name = module.split("/")
+        h.update(resources.files(package).joinpath(name).read_bytes())
     return h.hexdigest()[:16]
+
+
+def _fingerprint(lake: Path) -> str:
+    """What the database's content depends on besides the lake's path (see the module doc)."""
+    h = hashlib.sha256(_catalog_fingerprint().encode())
+    for table in sorted(p.name for p in lake.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        if lake_layout.table_files(lake, table):
+            h.update(f"\n{table}".encode())
+    for view, fp in derive.current().items():  # which materialized views are served from partitions
+        if lake_layout.has_derived(lake, view, fp):
+            h.update(f"\n{view}@{fp}".encode())
+    return h.hexdigest()[:16]
+
+
+def _new_database(path: Path) -> duckdb.DuckDBPyConnection:
+    # Written in the v1.0 storage format so that older DuckDB CLIs and drivers open it too.
+    return duckdb.connect(str(path), config={"storage_compatibility_version": "v1.0.0"})
+
+
+def _install_catalog(con) -> None:
+    """The sql/ views, created over base tables that read no files yet (see _write_database)."""
+    from tracelake.ingest.schema import TABLES
+
+    _lake_base_tables(con)
+    catalog.install(con, set(TABLES))
+
+
+def _catalog_template() -> Path | None:
+    """A database holding just the installed catalog, kept per catalog fingerprint in the user's
+    cache folder ($TRACELAKE_CACHE, else $XDG_CACHE_HOME/tracelake or ~/.cache/tracelake):
+    installing the views takes most of a new lake's database time (0.6 s), copying this file
+    almost none. None when the cache folder cannot be written (the caller installs the catalog)."""
+    root = os.environ.get("TRACELAKE_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache",
+                                                     "tracelake")
+    template = Path(root) / f"catalog-{_catalog_fingerprint()}.duckdb"
+    if template.exists():
+        return template
+    tmp = template.with_name(f".{template.name}.{os.getpid()}.tmp")
+    try:
+        template.parent.mkdir(parents=True, exist_ok=True)
+        tmp.unlink(missing_ok=True)
+        con = _new_database(tmp)
+        try:
+            _install_catalog(con)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, template)
+    except BaseException as e:  # an interrupted or failed template leaves no file behind
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        if isinstance(e, (OSError, duckdb.Error)):
+            return None
+        raise
+    return template
 
 
 def build_database(lake: str | Path, jobs: int = 1) -> Path:
@@ -110,19 +189,22 @@ def build_database(lake: str | Path, jobs: int = 1) -> Path:
 
 
 def _write_database(tmp: Path, lake: Path) -> None:
-    # Written in the v1.0 storage format so that older DuckDB CLIs and drivers open it too.
-    con = duckdb.connect(str(tmp), config={"storage_compatibility_version": "v1.0.0"})
+    # The sql/ views are created over empty typed base tables, then the base tables are pointed
+    # at the Parquet files: binding a view lists and opens the files of every table it reads,
+    # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
+    # views again when they are queried, so they read the files from then on. The first step is
+    # the same for every lake: copied from the cached template when there is one.
+    template = _catalog_template()
+    if template is not None:
+        shutil.copyfile(template, tmp)
+    con = _new_database(tmp)
     try:
-        # The sql/ views are created over empty typed base tables, then the base tables are pointed
-        # at the Parquet files: binding a view lists and opens the files of every table it reads,
-        # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
-        # views again when they are queried, so they read the files from then on.
-        _lake_base_tables(con, lake)
-        catalog.install(con, set(TABLES))
+        if template is None:
+            _install_catalog(con)
         derive.serve(con, lake)
         _point_base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
-        con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _catalog_fingerprint(), __version__])
+        con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _fingerprint(lake), __version__])
     finally:
         con.close()
 
@@ -138,7 +220,17 @@ def _is_current(db: Path, lake: Path) -> bool:
         return False
     finally:
         con.close()
-    return row == (str(lake), _catalog_fingerprint())
+    return row == (str(lake), _fingerprint(lake))
+
+
+def update_database(lake: str | Path) -> Path:
+    """<lake>/tracelake.duckdb, written again only when missing, moved, or not what the lake and the
+    SQL catalog would give now (after an ingest that added traces to tables that had some: not)."""
+    lake = Path(lake).resolve()
+    db = lake / DB_FILE
+    if not db.exists() or not _is_current(db, lake):
+        build_database(lake)
+    return db
 
 
 def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
@@ -147,10 +239,7 @@ def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnecti
     lake_layout.check_path(lake)
     if not lake_layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
-    db = lake / DB_FILE
-    if not db.exists() or not _is_current(db, lake):
-        build_database(lake)
-    return duckdb.connect(str(db), read_only=read_only)
+    return duckdb.connect(str(update_database(lake)), read_only=read_only)
 
 
 class ScopedDatabase:
@@ -163,6 +252,8 @@ class ScopedDatabase:
     """
 
     def __init__(self, lake: str | Path):
+        from tracelake.ingest.schema import TABLES
+
         self.lake = Path(lake).resolve()
         self.con = duckdb.connect()
         self.load([])  # empty typed tables, so that the views bind

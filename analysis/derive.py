@@ -170,7 +170,7 @@ def serve(con, lake: Path) -> list[str]:
 
     served = []
     for view, fp in current().items():
-        if not lake_layout.derived_trace_ids(lake, view, fp):
+        if not lake_layout.has_derived(lake, view, fp):
             continue
         cols = con.execute(f"DESCRIBE {view}").fetchall()
         select = ", ".join(f'CAST("{c[0]}" AS {c[1]}) AS "{c[0]}"' if c[0] != "trace_id" else "trace_id"

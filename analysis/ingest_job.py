@@ -15,8 +15,8 @@ from tracelake.ingest.lake_writer import write_trace
 from tracelake.ingest.printable import path_text
 from tracelake.ingest.reading import Limits
 
-from . import __version__, callctx_build, critpath_build, fs_errors
-from .database import build_database
+from . import __version__, callctx_build, critpath_build, derive, fs_errors
+from .database import update_database
 
 
 @dataclass
@@ -83,5 +83,7 @@ def ingest_paths(paths: list[str], lake: str | Path,
         outcome = ingest_one(path, lake, limits)
         on_outcome(outcome)
         outcomes.append(outcome)
-    build_database(lake)
+    # the materialized views of the new traces and of their runs' other ranks (analysis/derive.py)
+    derive.derive(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}))
+    update_database(lake)
     return outcomes

@@ -10,6 +10,8 @@ from __future__ import annotations
 import polars as pl
 from tracelake.ingest.printable import terminal_text
 
+from .table_format import format_table
+
 _CONTROL = r"[\x00-\x1f\x7f-\x9f\x{200e}\x{200f}\x{202a}-\x{202e}\x{2066}-\x{2069}]"
 
 
@@ -29,14 +31,13 @@ def write_result(result, fmt: str, out) -> None:
     """`result` is a DuckDB relation (None for statements without rows, which print nothing)."""
     if result is None:
         return
+    if fmt == "table":
+        out.write(format_table(result.columns, result.fetchall()))
+        return
     frame = result.pl()
-    if fmt == "table" or (hasattr(out, "isatty") and out.isatty()):
+    if hasattr(out, "isatty") and out.isatty():
         frame = _escaped(frame)
     if fmt == "csv":
         out.write(frame.write_csv())
-    elif fmt == "json":
-        out.write(frame.write_json() + "\n")
     else:
-        with pl.Config(tbl_rows=200, tbl_cols=-1, fmt_str_lengths=80, tbl_width_chars=200,
-                       tbl_hide_dataframe_shape=False, thousands_separator=False):
-            out.write(f"{frame}\n")
+        out.write(frame.write_json() + "\n")

@@ -17,7 +17,7 @@ from tracelake.reports.data import INDEX_COLUMNS, frozen, index_rows
 from tracelake.reports.render import index_report, trace_page
 
 from . import __version__, critpath_whatif
-from .database import ScopedDatabase
+from .database import ScopedDatabase, connect
 from .worker_pool import process_pool
 
 # Views that several sections, or several views under them, read: evaluated once per run rendered.
@@ -64,6 +64,17 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     rows |= {r["trace_id"]: r for r in (index_rows(con, missing) if missing else [])}
     write_atomically(index, index_report(con, relative, failures or [], list(rows.values()), version=__version__))
     return index
+
+
+def write_run_reports(out: str | Path, files: list[dict], jobs: int | None = None) -> Path:
+    """The reports of a batch run (`tracelake run`, tracelake.run): OUTDIR/reports/index.html and the
+    pages of the traces it ingested again; files: RunSummary.files. Returns the index path."""
+    con = connect(Path(out) / "lake")
+    try:
+        return write_reports(con, Path(out) / "reports", failures=[f for f in files if f["status"] == "error"],
+                             render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs)
+    finally:
+        con.close()
 
 
 def _index_row_path(page: Path) -> Path:

@@ -25,7 +25,7 @@ from tracelake.ingest.printable import path_text
 from tracelake.ingest.reading import Limits, is_regular
 
 from . import derive
-from .database import build_database
+from .database import update_database
 from .ingest_job import FileOutcome, ingest_one
 from .worker_pool import process_pool
 
@@ -117,6 +117,6 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
     summary.derive_warnings = derive.derive(lake, derive.plan(lake, fresh, gone_from), jobs or os.cpu_count() or 1,
                                             executor, scheduler)
-    build_database(lake)
+    update_database(lake)
     summary.seconds = time.perf_counter() - t0
     return summary

@@ -25,11 +25,6 @@ import shutil
 import uuid
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from .schema import TABLES
-
 STAGING = ".staging"
 DERIVED = "derived"
 SCHEMAS = ".schemas"
@@ -37,6 +32,12 @@ _KEY = "trace_id="
 _FILE = "data.parquet"
 # How docs spell a partition's path (docs/schema.md is generated with it).
 PARTITION_PATTERN = f"<table>/{_KEY}<trace_id>/{_FILE}"
+
+
+def _tables() -> dict:
+    from .schema import TABLES  # imports pyarrow: only for writers, not for opening a lake to query it
+
+    return TABLES
 
 
 def partition_dir(lake: Path, table: str, trace_id: str) -> Path:
@@ -82,6 +83,15 @@ def derived_trace_ids(lake: Path, view: str, fingerprint: str) -> set[str]:
         return set()
 
 
+def has_derived(lake: Path, view: str, fingerprint: str) -> bool:
+    """Whether any trace has a partition of this derived table (stops at the first)."""
+    try:
+        with os.scandir(derived_dir(lake, view, fingerprint)) as it:
+            return any(e.name.startswith(_KEY) for e in it)
+    except FileNotFoundError:
+        return False
+
+
 def publish_derived(lake: Path, view: str, fingerprint: str, trace_id: str, staged: Path) -> None:
     """Move a derived partition written at `staged` (a file) into place, replacing the old one."""
     final = derived_file(lake, view, fingerprint, trace_id)
@@ -115,7 +125,7 @@ def staged_file(staging: Path, table: str) -> Path:
 def publish(lake: Path, trace_id: str, staging: Path) -> None:
     """Move a staged trace into place, replacing any trace of that id: event tables first, `traces` last."""
     delete_trace(lake, trace_id)
-    for name in [n for n in TABLES if n != "traces"] + ["traces"]:
+    for name in [n for n in _tables() if n != "traces"] + ["traces"]:
         final = partition_dir(lake, name, trace_id)
         final.parent.mkdir(parents=True, exist_ok=True)
         _note_schema(lake, name)
@@ -123,7 +133,7 @@ def publish(lake: Path, trace_id: str, staging: Path) -> None:
 
 
 def _schema_tag(table: str) -> str:
-    return hashlib.sha256(TABLES[table].arrow_schema.to_string().encode()).hexdigest()[:12]
+    return hashlib.sha256(_tables()[table].arrow_schema.to_string().encode()).hexdigest()[:12]
 
 
 def _note_schema(lake: Path, table: str) -> None:
@@ -155,7 +165,7 @@ def discard_staging(staging: Path) -> None:
 
 def delete_trace(lake: Path, trace_id: str) -> None:
     """Remove a trace: its `traces` row first, so a crash midway leaves it incomplete, not half-valid."""
-    for name in ["traces"] + [n for n in TABLES if n != "traces"]:
+    for name in ["traces"] + [n for n in _tables() if n != "traces"]:
         shutil.rmtree(partition_dir(lake, name, trace_id), ignore_errors=True)
     _remove_derived(lake, {trace_id})
 
@@ -178,6 +188,9 @@ def complete_trace_ids(lake: Path) -> set[str]:
 def _traces_row(lake: Path, trace_id: str) -> list[dict] | None:
     """The trace's `traces` row(s) (path, content hash), or None when the file cannot be read (a
     damaged disk, a hand-edited lake)."""
+    import pyarrow as pa  # here: opening a lake to query it needs no Parquet reader in Python
+    import pyarrow.parquet as pq
+
     try:
         return pq.read_table(partition_file(lake, "traces", trace_id), columns=["path", "content_sha256"]).to_pylist()
     except (OSError, ValueError, pa.ArrowException):
@@ -190,7 +203,7 @@ def remove_incomplete(lake: Path) -> list[str]:
     lake = Path(lake)
     complete = {t for t in complete_trace_ids(lake) if _traces_row(lake, t) is not None}
     removed = set()
-    for name in TABLES:
+    for name in _tables():
         root = lake / name
         if not root.is_dir():
             continue

@@ -19,7 +19,6 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
-import adbc_driver_sqlite.dbapi as adbc
 import polars as pl
 import pyarrow as pa
 
@@ -112,6 +111,9 @@ class Export:
     def _conn(self):
         conn = getattr(self._local, "conn", None)
         if conn is None:
+            # imported here: its pyarrow.dataset and ssl imports cost a PyTorch ingest 0.2 s for nothing
+            import adbc_driver_sqlite.dbapi as adbc
+
             conn = self._local.conn = adbc.connect(self._uri, autocommit=True)
             with self._lock:
                 self._connections.append(conn)

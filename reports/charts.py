@@ -124,6 +124,23 @@ def icicle(frame: pl.DataFrame) -> alt.Chart:
     return (bars + text).properties(width=_WIDTH + 160, height=alt.Step(20))
 
 
+def run_history(frame: pl.DataFrame) -> alt.VConcatChart:
+    """frame: workload, run, started (timestamp), step_ms, idle_pct: step time and GPU idle of each
+    run by its start, a line per workload."""
+    frame = frame.with_columns(pl.col("workload").map_elements(lambda n: short(n, 48), return_dtype=pl.String),
+                               pl.col("started").dt.epoch("ms"))  # epoch ms on a UTC scale: no local time zone
+    color = alt.Color("workload:N", title="workload (its first run)", legend=alt.Legend(orient="bottom", columns=1,
+                                                                                      labelLimit=0))
+    x = alt.X("started:T", title="run started (UTC)", scale=alt.Scale(type="utc"),
+              axis=alt.Axis(format="%Y-%m-%d %H:%M", labelAngle=-30))
+    base = alt.Chart(frame).encode(x=x, color=color)
+    step = base.transform_filter("isValid(datum.step_ms)").mark_line(point=True).encode(
+        y=alt.Y("step_ms:Q", title="median step (ms)"))
+    idle = base.mark_line(point=True).encode(
+        y=alt.Y("idle_pct:Q", title="GPU idle (%)", scale=alt.Scale(domain=[0, 100])))
+    return alt.vconcat(step.properties(width=_WIDTH, height=160), idle.properties(width=_WIDTH, height=120))
+
+
 def collective_bandwidth(frame: pl.DataFrame) -> alt.Chart:
     """frame: operation, bytes, dtype, busbw_gb_per_s: bus bandwidth by message size, a panel per operation."""
     frame = frame.filter(pl.col("bytes") > 0).with_columns(pl.col("dtype").fill_null("?"))

@@ -263,7 +263,7 @@ def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
 
 
 SUMMARY_COLUMNS = ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated", "idle_pct",
-                   "compute_pct", "top_kernel", "findings")
+                   "compute_pct", "top_kernel", "findings", "finding_rules")
 # run_ranks: a distributed run's ranks side by side (rank_rows), kept with the run's first rank only
 INDEX_COLUMNS = (*SUMMARY_COLUMNS, "run_ranks")
 
@@ -300,3 +300,67 @@ def collective_bandwidth_rows(con, trace_id: str) -> pl.DataFrame:
         FROM collective_bandwidth b
         WHERE b.run_id IN (SELECT run_id FROM collectives WHERE trace_id = ?)
         ORDER BY b.operation, b.bytes, b.dtype""", [trace_id])
+
+
+# A run's step time (else kernel time) changed by more than this since the previous run of its
+# workload: listed among the runs that got slower or faster.
+CHANGE_PCT = 5.0
+
+
+def run_rows(con, trace_rows: list[dict]) -> list[dict]:
+    """The index's runs, oldest first: a row per run of `runs` whose traces are among trace_rows,
+    with those rows (rank files grouped), its findings summed, and the change since the previous
+    run of the same workload (run_comparison: step time when both record steps, else kernel time)."""
+    by_trace = {r["trace_id"]: r for r in trace_rows}
+    runs = frame(con, """
+        SELECT r.run_id, r.trace_ids, r.first_file, r.start_epoch_ns, r.ranks, r.steps_per_rank, r.median_step_ns,
+               r.kernel_ns_per_rank, r.idle_pct, c.previous_run_id, p.first_file AS previous_file,
+               c.compared_per, coalesce(c.step_change_pct, c.kernel_change_pct) AS change_pct
+        FROM runs r
+        LEFT JOIN run_comparison c USING (run_id)
+        LEFT JOIN runs p ON p.run_id = c.previous_run_id
+        ORDER BY r.start_epoch_ns NULLS LAST, r.first_file""").to_dicts()
+    out = []
+    for run in runs:
+        members = [by_trace[t] for t in run["trace_ids"] if t in by_trace]
+        if not members:
+            continue
+        run["traces"] = sorted(members, key=lambda r: (r["rank"] is None, r["rank"], r["file_name"]))
+        run["findings"] = sum(r["findings"] or 0 for r in members)
+        run["finding_rules"] = list(dict.fromkeys(rule for r in members for rule in r.get("finding_rules") or []))[:3]
+        run["busy_pct"] = None if run["idle_pct"] is None else 100.0 - run["idle_pct"]
+        run["is_truncated"] = any(r["is_truncated"] for r in members)
+        out.append(run)
+    return out
+
+
+def workloads(con) -> dict[str, str]:
+    """run_id -> its workload's label (the first file of its earliest run): runs linked by
+    run_comparison (each to the latest earlier run of the same workload) form one workload."""
+    runs = frame(con, "SELECT run_id, first_file, start_epoch_ns FROM runs ORDER BY start_epoch_ns NULLS LAST, "
+                      "first_file").to_dicts()
+    parent = {r["run_id"]: r["run_id"] for r in runs}
+
+    def root(run_id: str) -> str:
+        while parent[run_id] != run_id:
+            run_id = parent[run_id]
+        return run_id
+
+    for run_id, previous in frame(con, "SELECT run_id, previous_run_id FROM run_comparison").iter_rows():
+        if run_id in parent and previous in parent:
+            a, b = root(run_id), root(previous)
+            parent[max(a, b)] = min(a, b)
+    first = {}
+    for r in runs:  # oldest first: the first run seen of each workload names it
+        first.setdefault(root(r["run_id"]), r["first_file"])
+    return {r["run_id"]: first[root(r["run_id"])] for r in runs}
+
+
+def run_history(con) -> pl.DataFrame:
+    """A row per run with a wall-clock start: workload, run (its first file), started (UTC),
+    step_ms (median step; NULL without steps), idle_pct."""
+    names = workloads(con)
+    rows = frame(con, """SELECT run_id, first_file AS run, make_timestamp(CAST(start_epoch_ns // 1000 AS BIGINT))
+                                AS started, median_step_ns / 1e6 AS step_ms, idle_pct
+                         FROM runs WHERE start_epoch_ns IS NOT NULL ORDER BY started""")
+    return rows.with_columns(pl.col("run_id").replace_strict(names, default=None).alias("workload")).drop("run_id")

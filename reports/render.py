@@ -11,9 +11,8 @@ import base64
 from dataclasses import dataclass
 
 import jinja2
-import polars as pl
 
-from . import charts, data, memory, operators, theme
+from . import charts, data, memory, operators, theme, trace_charts
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("tracelake.reports", "templates"),
@@ -21,7 +20,7 @@ _ENV = jinja2.Environment(
     undefined=jinja2.StrictUndefined,
 )
 _ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gbps, mb=theme.mb, gib=theme.gib,
-                    short=theme.short)
+                    short=theme.short, when=theme.when)
 
 
 def _svg_uri(chart) -> str:
@@ -45,54 +44,35 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
     path's what-if rows (analysis.critpath_whatif.report_rows), when the caller computed them."""
     summary = data.summary(con, trace_id)
     h = data.header(con, trace_id, summary)
-    chart_specs = []
-    util = data.utilization(con, trace_id)
-    if util.height:
-        chart_specs.append(("GPU utilization over time", "Share of each 1/100 of the GPU's active range in which it "
-                            "ran kernels, copies or memsets.", charts.utilization_over_time(util)))
     temporal = data.temporal(con, trace_id)
-    breakdown = data.breakdown(temporal)
-    if breakdown.height:
-        chart_specs.append(("Where the GPU time goes", "Compute: any compute kernel running; non-compute: only "
-                            "communication, copies or memsets; idle: nothing.", charts.time_breakdown(breakdown)))
     kernels = data.kernel_table(con, trace_id)
-    if kernels:
-        top = pl.DataFrame(kernels[:12]).select("name", (pl.col("total_ns") / 1e6).alias("total_ms"))
-        chart_specs.append(("Top kernels", None, charts.top_kernels(top)))
-    copies = data.memcpy_chart(con, trace_id)
-    if copies.height:
-        chart_specs.append(("Memory copies and memsets", "Time by direction and memory kind; the label is the "
-                            "achieved bandwidth (bytes / time).", charts.memcpy_kinds(copies)))
-    gaps = data.gap_distribution(con, trace_id)
-    if gaps.height:
-        chart_specs.append(("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_wait: the next "
-                            "operation was launched only after the GPU had gone idle; kernel_wait: it was "
-                            "queued, gap under 30 µs; other: it was queued but waited on something else.",
-                            charts.gap_distribution(gaps, data.GAP_LABELS)))
-    step_parts = data.step_breakdown(con, trace_id)
-    if step_parts.height:
-        chart_specs.append(("Step time", "Each step of the first process split into time with compute kernels "
-                            "running, GPU busy without compute (communication, copies) and GPU idle.",
-                            charts.step_breakdown(step_parts)))
     critical = data.critical_path_steps(con, trace_id)
-    critical_bars = data.critical_path_chart(critical)
-    if critical_bars.height:
-        chart_specs.append(("Critical path per step", "The longest chain of dependent work through each step "
-                            "(operators, launches, kernels, waits): what the step cannot be shorter than, by what "
-                            "bounds it. `tracelake whatif` re-runs it with a class shortened.",
-                            charts.critical_path(critical_bars)))
     bandwidth = data.collective_bandwidth_rows(con, trace_id)
-    sized = bandwidth.filter(pl.col("bytes").is_not_null() & pl.col("busbw_gb_per_s").is_not_null())
-    if sized.height:
-        chart_specs.append(("Collective bandwidth by message size", "Bus bandwidth (nccl-tests' busbw: algbw x "
-                            "the operation's factor) at the median transfer time of each operation, size and type"
-                            + ("; not all ranks of the run are in the lake, so waiting counts as transfer and the "
-                               "bandwidths are lower bounds" if sized["is_bound"].any() else "") + ".",
-                            charts.collective_bandwidth(sized)))
-    tree = data.icicle(con, trace_id)
-    if tree.height:
-        chart_specs.append(("Which code launched the GPU time", "Calling context, top down: each bar's width is "
-                            "its share of all GPU time (Python frames > operators > kernels).", charts.icicle(tree)))
+    made = [
+        ("GPU utilization over time", "Share of each 1/100 of the GPU's active range in which it ran kernels, "
+         "copies or memsets.", trace_charts.utilization(con, trace_id)),
+        ("Where the GPU time goes", "Compute: any compute kernel running; non-compute: only communication, "
+         "copies or memsets; idle: nothing.", trace_charts.time_breakdown(con, trace_id, temporal)),
+        ("Top kernels", None, trace_charts.top_kernels(con, trace_id, kernels=kernels)),
+        ("Memory copies and memsets", "Time by direction and memory kind; the label is the achieved bandwidth "
+         "(bytes / time).", trace_charts.memcpy(con, trace_id)),
+        ("Idle gaps by length", "GPU idle time in gaps longer than 10 µs. host_wait: the next operation was "
+         "launched only after the GPU had gone idle; kernel_wait: it was queued, gap under 30 µs; other: it was "
+         "queued but waited on something else.", trace_charts.idle_gaps(con, trace_id)),
+        ("Step time", "Each step of the first process split into time with compute kernels running, GPU busy "
+         "without compute (communication, copies) and GPU idle.", trace_charts.step_time(con, trace_id)),
+        ("Critical path per step", "The longest chain of dependent work through each step (operators, launches, "
+         "kernels, waits): what the step cannot be shorter than, by what bounds it. `tracelake whatif` re-runs it "
+         "with a class shortened.", trace_charts.critical_path(con, trace_id, critical)),
+        ("Collective bandwidth by message size", "Bus bandwidth (nccl-tests' busbw: algbw x the operation's "
+         "factor) at the median transfer time of each operation, size and type"
+         + ("; not all ranks of the run are in the lake, so waiting counts as transfer and the bandwidths are lower "
+            "bounds" if bandwidth["is_bound"].any() else "") + ".",
+         trace_charts.collective_bandwidth(con, trace_id, bandwidth)),
+        ("Which code launched the GPU time", "Calling context, top down: each bar's width is its share of all GPU "
+         "time (Python frames > operators > kernels).", trace_charts.calling_context(con, trace_id)),
+    ]
+    chart_specs = [(t, n, c) for t, n, c in made if c is not None]
     findings = data.findings_table(con, trace_id)
     memory_section = memory.section(con, trace_id)
     if memory_section and memory_section["chart"] is not None:
@@ -119,11 +99,18 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
 
 def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict], *, version: str,
                  title: str = "tracelake: traces") -> str:
-    """rows: a row per trace (data.INDEX_COLUMNS)."""
+    """The page a team lead reads first: a row per run (its rank files grouped under it) with GPU
+    busy/idle, step time and findings; step time and idle across runs of each workload; the runs
+    that got slower or faster; the inputs that failed. rows: a row per trace (data.INDEX_COLUMNS)."""
     rows = sorted(rows, key=lambda r: r["file_name"])
     for r in rows:
         r["link"] = links.get(r["trace_id"])
-    with data.frozen(con, ["runs", "run_kernel_time"]):  # each is read by several comparison views
+    with data.frozen(con, ["runs", "run_kernel_time", "run_comparison"]):  # each is read by several views
         comparisons = data.run_comparisons(con)
-    return _ENV.get_template("index.html.j2").render(title=title, rows=rows, failures=failures,
-                                                     comparisons=comparisons, links=links, version=version)
+        runs = data.run_rows(con, rows)
+        history = trace_charts.run_history(con)
+    changed = [r for r in runs if r["change_pct"] is not None and abs(r["change_pct"]) >= data.CHANGE_PCT]
+    return _ENV.get_template("index.html.j2").render(
+        title=title, rows=rows, runs=runs, failures=failures, comparisons=comparisons, links=links, version=version,
+        slower=[r for r in changed if r["change_pct"] > 0], faster=[r for r in changed if r["change_pct"] < 0],
+        history=_svg_uri(history) if history is not None else None, change_pct=data.CHANGE_PCT)

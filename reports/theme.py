@@ -77,3 +77,12 @@ def short(label: str | None, limit: int = 90) -> str:
     if label is None:
         return "–"
     return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def when(epoch_ns) -> str:
+    """A Unix-epoch time in ns as 'YYYY-MM-DD HH:MM' UTC; '–' when unknown (a relative trace clock)."""
+    if epoch_ns is None:
+        return "–"
+    import datetime
+
+    return datetime.datetime.fromtimestamp(epoch_ns / 1e9, datetime.UTC).strftime("%Y-%m-%d %H:%M")

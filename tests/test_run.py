@@ -82,7 +82,7 @@ def test_non_traces_are_skipped_and_bad_traces_fail_and_the_reports_list_them(tm
     failed = [f for f in summary["files"] if f["status"] == "error"]
     assert code == 1 and len(failed) == 1 and "cut.json.gz" in failed[0]["error"]
     index = (tmp_path / "out" / "reports" / "index.html").read_text()
-    assert "1 traces, 1 inputs failed" in index and "cut.json.gz" in index
+    assert "1 run from 1 trace file" in index and "1 input failed" in index and "cut.json.gz" in index
     assert len(list((tmp_path / "out" / "reports" / "traces").glob("*.html"))) == 1
 
 

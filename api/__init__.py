@@ -1,0 +1,115 @@
+"""tracelake's Python API, for notebooks and scripts (docs/python.md).
+
+    import tracelake
+    tracelake.ingest(["traces/"], lake="lake/")            # or tracelake.run(["traces/"], out="out/")
+    lake = tracelake.open("lake/")                         # a read-only DuckDB connection, every view
+    lake.sql("SELECT * FROM kernel_summary").pl()           # .df() for pandas, .to_arrow_table() for Arrow
+    tracelake.charts.top_kernels(lake, "rank0")            # an Altair chart, shown inline
+
+The public names are the ones in __all__; everything under tracelake.ingest / .analysis /
+.reports / .sql is internal and may change. This module imports nothing heavy: the worker
+processes that import tracelake.ingest load it too.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    import duckdb
+    from tracelake.analysis.ingest_job import FileOutcome
+    from tracelake.analysis.run_job import RunSummary
+
+__all__ = ["open", "ingest", "run", "charts", "__version__"]
+
+
+def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracelake.open is the API's name
+    """A read-only DuckDB connection to the lake at `lake`, with every tracelake table and view.
+
+    Query it as DuckDB: ``lake.sql("SELECT ...").pl()`` (polars), ``.df()`` (pandas), ``.to_arrow_table()``.
+    The lake's database is rebuilt first when it is missing, was moved, or predates this version
+    of tracelake's SQL. Raises FileNotFoundError when `lake` is not a lake. Close it when done
+    (or use it in a ``with`` block) so that a later ingest can write the database.
+    """
+    from tracelake.analysis.database import connect
+
+    return connect(lake, read_only=True)
+
+
+def _ingest(paths: str | Path | Iterable[str | Path], lake: str | Path,
+            on_file: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
+    """Ingest trace files (or directories, searched recursively) into `lake`, one by one.
+
+    Returns one FileOutcome per file, as the CLI prints them: ``path``, ``status`` ('ok' or
+    'error'), ``trace_id``, ``events``, ``seconds``, ``error`` (the one-line reason) and
+    ``warnings``. A file that fails does not stop the others. `on_file` is called after each file.
+    """
+    from tracelake.analysis.ingest_job import ingest_paths
+
+    return ingest_paths(_paths(paths), lake, on_file or (lambda o: None))
+
+
+class _CallableIngest(types.ModuleType):
+    """The subpackage tracelake.ingest, callable as the API's tracelake.ingest(paths, lake=...).
+
+    Python binds a subpackage to its parent's attribute of the same name whenever it is imported,
+    so a plain function `tracelake.ingest` would be replaced by the ingest/ package as soon as
+    anything imported tracelake.ingest.<module> (the jobs all do). The package object itself is
+    made callable instead: `tracelake.ingest(...)` and `tracelake.ingest.<module>` both work.
+    """
+
+    def __call__(self, paths: str | Path | Iterable[str | Path], lake: str | Path,
+                 on_file: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
+        return _ingest(paths, lake, on_file)
+
+    __call__.__doc__ = _ingest.__doc__
+
+
+import tracelake.ingest as _ingest_package  # noqa: E402 - bound to tracelake.ingest here, made callable
+
+_ingest_package.__class__ = _CallableIngest
+ingest = _ingest_package
+
+
+def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int | None = None,
+        prune: bool = False, reports: bool = True) -> RunSummary:
+    """The batch job of ``tracelake run``: every trace under `dirs` into ``out/lake`` (in parallel,
+    skipping unchanged files), then the HTML reports under ``out/reports`` unless reports=False.
+
+    Returns the RunSummary: ``lake`` (its path), ``seconds``, and ``files``, a dict per file
+    (path, status 'ok' / 'unchanged' / 'removed' / 'skipped' / 'error', trace_id, events,
+    seconds, error, warnings), the rows of ``tracelake run --json``.
+    """
+    from tracelake.analysis import run_job
+
+    summary = run_job.run(_paths(dirs), out, jobs=jobs, prune=prune)
+    if reports and summary.files:
+        from tracelake.analysis.report_job import write_run_reports
+
+        write_run_reports(out, summary.files, jobs=jobs)
+    return summary
+
+
+def _paths(paths: str | Path | Iterable[str | Path]) -> list[str]:
+    return [str(paths)] if isinstance(paths, str | Path) else [str(p) for p in paths]
+
+
+def __getattr__(name: str) -> Any:
+    # loaded on first use: charts pull in Altair, the version reads package metadata
+    if name == "charts":
+        from tracelake.reports import trace_charts
+
+        return trace_charts
+    if name == "__version__":
+        from tracelake.analysis import __version__
+
+        return __version__
+    raise AttributeError(f"module 'tracelake' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

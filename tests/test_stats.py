@@ -1,0 +1,50 @@
+"""`tracelake stats`: the sample Nsight export's kernel table equals NVIDIA's cuda_gpu_kern_sum
+(tests/data/oracles, `nsys stats` output), asked for by NVIDIA's name; the default reports; a
+bad input among good ones; the formats."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from conftest import DATA
+from tracelake.analysis.cli import main
+
+NSYS = DATA / "nsys-2025.3.1_cnn-train-pageable_h100.sqlite.gz"
+MNIST = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
+ORACLE = DATA / "oracles" / "nsys-2025.3.1_cnn-train-pageable_h100" / "cuda_gpu_kern_sum.csv"
+
+
+def test_kernel_totals_equal_nsys_stats(capsys):
+    assert main(["stats", str(NSYS), "--report", "cuda_gpu_kern_sum", "--format", "csv"]) == 0
+    ours = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    nvidia = list(csv.DictReader(ORACLE.open(encoding="utf-8")))
+    assert len(ours) == len(nvidia) > 20
+    assert {r["name"]: (int(r["total_ns"]), int(r["instances"])) for r in ours} == \
+        {r["Name"]: (int(r["Total Time (ns)"]), int(r["Instances"])) for r in nvidia}
+    # the same order as NVIDIA's: by total time, longest first
+    assert [int(r["total_ns"]) for r in ours] == [int(r["Total Time (ns)"]) for r in nvidia]
+
+
+def test_default_reports_and_a_bad_input(tmp_path, capsys):
+    bad = tmp_path / "broken.pt.trace.json"
+    bad.write_text('{"traceEvents": [')
+    assert main(["stats", str(NSYS), str(bad), "--lake", str(tmp_path / "lake")]) == 1
+    out, err = capsys.readouterr()
+    assert "broken.pt.trace.json" in err and len(err.strip().splitlines()) == 1
+    for title in ("(summary)", "(kernel_summary, cuda_gpu_kern_sum)", "(memcpy_kind_summary)", "(idle_breakdown)",
+                  "(findings)"):
+        assert title in out, title
+    # NVIDIA's top kernel total of this export, right-aligned in the box
+    assert "│  6112303 │" in out and "host_wait" in out and "pageable_copy_in_step" in out
+    assert (tmp_path / "lake" / "tracelake.duckdb").exists()  # --lake keeps the lake
+
+
+def test_json_and_unknown_report(capsys):
+    assert main(["stats", str(MNIST), "--report", "kernel_summary,idle_breakdown", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert list(data) == ["kernel_summary", "idle_breakdown"]
+    assert data["kernel_summary"] and all(r["file"] == MNIST.name for r in data["kernel_summary"])
+    assert main(["stats", str(MNIST), "--report", "cuda_gpu_kern_sum,no_such_report"]) == 2
+    assert "--report no_such_report: no such report" in capsys.readouterr().err
