@@ -72,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Example: tracelake relink --lake /new/place/lake")
     s.add_argument("--lake", required=True, metavar="DIR")
 
+    s = sub.add_parser("compact", help="merge the lake's per-trace files into a few large ones (sorted by trace)",
+                       description="Merge every table's per-trace partitions into one Parquet file per table, "
+                                   "sorted by trace_id, so queries stay fast and the file count small at "
+                                   "thousands of traces (`tracelake run` does it by itself above 1,000 new traces).",
+                       epilog="Example: tracelake compact --lake lake/")
+    s.add_argument("--lake", required=True, metavar="DIR")
+
     s = sub.add_parser("callctx", help="export a trace's calling-context tree (folded stacks or speedscope JSON)",
                        description="GPU time by calling context (Python frames > operators > kernels, or the native "
                                    "backtrace; or NVTX/annotation ranges) for flame-graph tools.",

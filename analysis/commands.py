@@ -164,6 +164,20 @@ def relink(args) -> int:
     return EXIT_OK
 
 
+def compact(args) -> int:
+    from tracelake.ingest import lake_layout
+
+    from .compact import compact as run_compaction
+
+    if not lake_layout.is_lake(Path(args.lake)):
+        say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
+        return EXIT_USAGE
+    s = run_compaction(args.lake)
+    say(f"compacted {s.traces} traces ({s.loose} were loose, {s.segments_rewritten} segments rewritten): "
+        f"{s.files_before:,} files -> {s.files_after:,} in {s.seconds:.1f} s")
+    return EXIT_OK
+
+
 def _resolve_trace(con, wanted: str) -> str | None:
     """The trace id equal to `wanted`, or the only one starting with it; None after saying why not."""
     ids = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
@@ -336,5 +350,5 @@ def mail(args) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"ingest": ingest, "stats": stats, "sql": sql, "relink": relink, "callctx": callctx, "whatif": whatif, "run": run,
-            "report": report, "mail": mail}
+COMMANDS = {"ingest": ingest, "stats": stats, "sql": sql, "relink": relink, "compact": compact, "callctx": callctx,
+            "whatif": whatif, "run": run, "report": report, "mail": mail}

@@ -49,18 +49,15 @@ def _empty(spec, duck_types: dict) -> str:
 
 
 def base_tables(con, lake: Path, trace_ids: list[str]) -> None:
-    """(Re)create every base table on `con` as an in-memory TABLE of the partitions of `trace_ids`
-    ([] gives empty typed tables)."""
+    """(Re)create every base table on `con` as an in-memory TABLE of the rows of `trace_ids`, from
+    their partitions or segments ([] gives empty typed tables)."""
     from tracelake.ingest.schema import TABLES
 
     duck_types = _duck_types()
     for table, spec in TABLES.items():
         cols = ", ".join(c.name for c in spec.columns)
-        files = lake_layout.table_files(lake, table, trace_ids)
-        if files:
-            pattern = "[" + ", ".join(_quote(f) for f in files) + "]"
-            source = (f"read_parquet({pattern}, hive_partitioning = true, "
-                      f"hive_types = {{'trace_id': VARCHAR}}, union_by_name = true)")
+        source = lake_scan.scoped_source(lake, table, trace_ids) if trace_ids else None
+        if source:
             try:
                 con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT {cols} FROM {source};")
             except duckdb.BinderException:  # files written before a column was added to the schema
@@ -84,11 +81,9 @@ def _point_base_tables(con, lake: Path) -> None:
     from tracelake.ingest.schema import TABLES
 
     for table in TABLES:
-        files = lake_layout.table_files(lake, table)
-        if files:
-            # union_by_name (older partitions may lack newer columns) opens every file, which
-            # defeats pruning by trace_id: only where the partitions' schemas may differ
-            lake_scan.point(con, table, files, union_by_name=not lake_layout.uniform_schema(lake, table))
+        # union_by_name (older partitions may lack newer columns) opens every file, which
+        # defeats pruning by trace_id: only where the partitions' schemas may differ
+        lake_scan.point(con, table, lake, table, union_by_name=not lake_layout.uniform_schema(lake, table))
 
 
 def _present_or_null(con, spec, source: str) -> str:
@@ -121,6 +116,7 @@ def _fingerprint(lake: Path) -> str:
     for view, fp in derive.current().items():  # which materialized views are served from partitions
         if lake_layout.has_derived(lake, view, fp):
             h.update(f"\n{view}@{fp}".encode())
+    h.update(lake_layout.layout_state(lake).encode())  # compacted segments and their tombstones
     return h.hexdigest()[:16]
 
 
@@ -173,6 +169,7 @@ def build_database(lake: str | Path, jobs: int = 1) -> Path:
     _lake_info. jobs: worker processes for that derivation."""
     lake = Path(lake).resolve()
     lake.mkdir(parents=True, exist_ok=True)
+    lake_layout.finish_compaction(lake)
     derive.derive(lake, derive.plan(lake), jobs=jobs)
     db = lake / DB_FILE
     tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"

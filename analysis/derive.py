@@ -57,14 +57,16 @@ def run_keys(lake: Path, trace_ids: Iterable[str] | None = None) -> dict[str, st
     """trace_id -> the key of the traces that may be ranks of one run with it (rank_runs groups
     PyTorch ranks of one folder and world size; an Nsight export is its own run): a superset of
     its run, read from the `traces` partitions alone."""
-    files = lake_layout.table_files(lake, "traces", None if trace_ids is None else sorted(trace_ids))
-    if not files:
+    from . import lake_scan
+
+    source = (lake_scan.all_source(lake, "traces") if trace_ids is None
+              else lake_scan.scoped_source(lake, "traces", sorted(trace_ids)))
+    if not source:
         return {}
     rows = duckdb.sql(
         "SELECT trace_id, CASE WHEN source = 'pytorch' AND rank IS NOT NULL AND clock_offset_ns IS NOT NULL "
         "THEN regexp_replace(path, '[^/]*$', '') || '|' || world_size END AS run_key "
-        f"FROM read_parquet([{', '.join(_quote(f) for f in files)}], hive_partitioning = true, "
-        "hive_types = {'trace_id': VARCHAR}, union_by_name = true)").fetchall()
+        f"FROM {source}").fetchall()
     return {t: key or f"trace|{t}" for t, key in rows}
 
 
@@ -179,6 +181,6 @@ def serve(con, lake: Path) -> list[str]:
         lake_scan.placeholder(con, view, select, empty)
         # no union_by_name: the files of one fingerprint have one schema, and unifying schemas
         # opens every file, which defeats the pruning of partitions by trace_id (0.3 s per 1,000 traces)
-        lake_scan.point(con, view, [lake_layout.derived_glob(lake, view, fp)])
+        lake_scan.point(con, view, lake, lake_layout.derived_folder(view, fp))
         served.append(view)
     return served

@@ -1,18 +1,34 @@
-"""A view of the lake's database that scans Parquet files, created without listing them.
+"""Reading a lake table (or a derived table) as SQL: its loose per-trace partitions and the
+compacted segments that hold rows of it (ingest/lake_layout.py), minus the rows tombstones void.
 
-DuckDB binds a view, and a table macro without parameters, when it is created: over a glob of a
-lake's partitions that lists every folder (0.07 s per 1,000 traces, for each of some 80 tables and
-materialized views). So each such view reads a table macro `_lake_<name>()`, created first as an
-empty relation of the right columns (the view binds on that), then replaced by one whose file
-pattern is a parameter's default value: a macro with parameters is bound only when a query calls
-it, so the files are listed when a query reads the view, not when the database is built.
+A view of the lake's database is created without listing its files. DuckDB binds a view, and a
+table macro without parameters, when it is created: over a glob of a lake's partitions that lists
+every folder (0.07 s per 1,000 traces, for each of some 80 tables and materialized views). So each
+such view reads a table macro `_lake_<name>()`, created first as an empty relation of the right
+columns (the view binds on that), then replaced by one whose file patterns are parameters' default
+values: a macro with parameters is bound only when a query calls it, so the files are listed when a
+query reads the view, not when the database is built.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from tracelake.ingest import lake_layout
+
+_HIVE = "hive_partitioning = true, hive_types = {'trace_id': VARCHAR}"
+
 
 def _quote(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
+
+
+def _list(values) -> str:
+    return "[" + ", ".join(_quote(v) for v in values) + "]"
+
+
+def _in(values) -> str:
+    return "(" + ", ".join(_quote(v) for v in values) + ")"
 
 
 def placeholder(con, name: str, select: str, empty: str) -> None:
@@ -21,9 +37,51 @@ def placeholder(con, name: str, select: str, empty: str) -> None:
     con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT {select} FROM _lake_{name}()")
 
 
-def point(con, name: str, files: list[str], union_by_name: bool = False) -> None:
-    """Make the view `name` (made by `placeholder`) read these Parquet files or globs (hive partitioned)."""
-    pattern = "[" + ", ".join(_quote(f) for f in files) + "]"
+def point(con, name: str, lake: Path, folder: str, union_by_name: bool = False) -> bool:
+    """Make the view `name` (made by `placeholder`) read `folder` of the lake: the glob of its loose
+    partitions (if it has any) and its segments. False (the view left empty) when it has neither."""
+    params, parts = [], []
     union = ", union_by_name = true" if union_by_name else ""
-    con.execute(f"CREATE OR REPLACE MACRO _lake_{name}(files := {pattern}) AS TABLE SELECT * FROM read_parquet("
-                f"files, hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}}{union})")
+    loose = lake_layout.table_files(lake, folder) if "/" not in folder else (
+        [lake_layout.loose_glob(lake, folder)] if lake_layout.has_loose(lake, folder) else [])
+    if loose:
+        params.append(f"files := {_list(loose)}")
+        parts.append(f"SELECT * FROM read_parquet(files, {_HIVE}{union})")
+    segments = lake_layout.segment_sources(lake, folder)
+    whole = [f for f, gone in segments if not gone]
+    if whole:
+        params.append(f"parts := {_list(whole)}")
+        parts.append("SELECT * FROM read_parquet(parts, hive_partitioning = false, union_by_name = true)")
+    for i, (f, gone) in enumerate((f, gone) for f, gone in segments if gone):
+        params.append(f"part{i} := {_quote(f)}")
+        parts.append(f"SELECT * FROM read_parquet(part{i}, hive_partitioning = false) WHERE trace_id NOT IN {_in(gone)}")
+    if not parts:
+        return False
+    con.execute(f"CREATE OR REPLACE MACRO _lake_{name}({', '.join(params)}) AS TABLE "
+                + " UNION ALL BY NAME ".join(parts))
+    return True
+
+
+def scoped_source(lake: Path, folder: str, trace_ids: list[str]) -> str | None:
+    """A FROM expression for the rows of `folder` of these traces (files listed now), or None."""
+    parts = []
+    files = lake_layout.table_files(lake, folder, trace_ids) if "/" not in folder else [
+        str(f) for t in trace_ids if (f := lake_layout.loose_file(lake, folder, t)).exists()]
+    if files:
+        parts.append(f"SELECT * FROM read_parquet({_list(files)}, {_HIVE}, union_by_name = true)")
+    for f, gone in lake_layout.segment_sources(lake, folder, trace_ids):
+        keep = f"trace_id IN {_in(trace_ids)}" + (f" AND trace_id NOT IN {_in(gone)}" if gone else "")
+        parts.append(f"SELECT * FROM read_parquet({_quote(f)}, hive_partitioning = false) WHERE {keep}")
+    return "(" + " UNION ALL BY NAME ".join(parts) + ")" if parts else None
+
+
+def all_source(lake: Path, folder: str) -> str | None:
+    """A FROM expression for every row of `folder` (files listed now), or None when it has none."""
+    parts = []
+    if lake_layout.has_loose(lake, folder):
+        parts.append(f"SELECT * FROM read_parquet({_quote(lake_layout.loose_glob(lake, folder))}, {_HIVE}, "
+                     "union_by_name = true)")
+    for f, gone in lake_layout.segment_sources(lake, folder):
+        keep = f" WHERE trace_id NOT IN {_in(gone)}" if gone else ""
+        parts.append(f"SELECT * FROM read_parquet({_quote(f)}, hive_partitioning = false){keep}")
+    return "(" + " UNION ALL BY NAME ".join(parts) + ")" if parts else None

@@ -20,11 +20,11 @@ from pathlib import Path
 from tracelake.ingest.discover import discover
 from tracelake.ingest.errors import ErrorKind, TraceError
 from tracelake.ingest.identity import file_sha256
-from tracelake.ingest.lake_layout import delete_trace, lake_index, prepare_for_writing
+from tracelake.ingest.lake_layout import delete_trace, lake_index, loose_trace_ids, prepare_for_writing
 from tracelake.ingest.printable import path_text
 from tracelake.ingest.reading import Limits, is_regular
 
-from . import derive
+from . import compact, derive
 from .database import update_database
 from .ingest_job import FileOutcome, ingest_one
 from .worker_pool import process_pool
@@ -117,6 +117,8 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
     summary.derive_warnings = derive.derive(lake, derive.plan(lake, fresh, gone_from), jobs or os.cpu_count() or 1,
                                             executor, scheduler)
+    if len(loose_trace_ids(lake, "traces")) >= compact.AUTO_LOOSE:  # keeps file counts and query times flat
+        compact.compact(lake, count=False)
     update_database(lake)
     summary.seconds = time.perf_counter() - t0
     return summary
