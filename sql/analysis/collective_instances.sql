@@ -16,6 +16,7 @@
 -- collective and rank.
 --
 -- depends: collectives, traces, nccl_bus_factor
+-- materialize: per trace: collective_instance_ranks, collective_rank_waits
 --
 -- @column run_id              Distributed run (rank_runs.run_id; the trace id for a trace of no run).
 -- @column instance            Collective within the run (0 = first to start).

@@ -9,6 +9,7 @@
 --
 -- depends: collective_rank_waits, collective_instances, collectives, collective_bandwidth,
 --          nccl_bus_factor
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name.

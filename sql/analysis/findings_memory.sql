@@ -10,6 +10,7 @@
 -- trace, process and device.
 --
 -- depends: memory_peaks, memory_summary, memory_device_blocks, memory_call_contexts
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name.

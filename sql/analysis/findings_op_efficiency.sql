@@ -15,6 +15,7 @@
 -- scores (hand-written attention).
 --
 -- depends: op_efficiency, op_calls, op_launches, device_peaks
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column rule         Rule name.

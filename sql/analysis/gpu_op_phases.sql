@@ -12,6 +12,7 @@
 -- operation's own start.
 --
 -- depends: gpu_ops, api, graph_launches, graph_captures, nvtx_ranges
+-- materialize: per trace
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.

@@ -9,6 +9,7 @@
 -- name, start_ns, phase), for views that need the periods of a few traces only.
 --
 -- depends: gpu_op_phases
+-- materialize: per trace
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.

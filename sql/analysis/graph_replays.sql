@@ -5,6 +5,7 @@
 -- NVTX range, else the innermost operator. One row per capture.
 --
 -- depends: api, python_frames, annotations, cpu_ops
+-- materialize: per trace
 --
 -- @column trace_id         Trace.
 -- @column pid              Process.

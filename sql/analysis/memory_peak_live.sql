@@ -10,6 +10,7 @@
 -- less every block seen) form one row, '(allocated before the trace)'.
 --
 -- depends: memory_peaks, memory_device_blocks, memory_allocations, memory_call_contexts
+-- materialize: per trace
 --
 -- @column trace_id              Trace.
 -- @column pid                   Process.

@@ -6,6 +6,7 @@
 -- work without a model (custom and Triton kernels, unmodelled operators) adds no FLOPs.
 --
 -- depends: op_efficiency, step_ranges, traces, gpu_ops, op_shapes_recorded
+-- materialize: per trace
 --
 -- @column trace_id         Trace.
 -- @column rank             Distributed rank (NULL when unknown).

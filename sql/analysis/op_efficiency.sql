@@ -5,6 +5,7 @@
 -- for a GPU not in gpu_peaks, and for NVTX ranges (no dtypes), never guessed.
 --
 -- depends: op_models, op_launches, device_peaks, step_ranges, traces
+-- materialize: per trace
 --
 -- @column trace_id              Trace.
 -- @column rank                  Distributed rank (NULL when unknown).

@@ -19,6 +19,7 @@
 -- (flops NULL; FlopCounterMode counts none for them).
 --
 -- depends: op_calls, op_category
+-- materialize: per trace
 --
 -- @column trace_id         Trace.
 -- @column source           'cpu_ops' or 'nvtx' (op_calls.source).

@@ -9,6 +9,7 @@
 -- ranges. One row per trace, device and operator name with an event.
 --
 -- depends: memory_device_events, memory_context, memory_call_contexts, cpu_ops
+-- materialize: per trace
 --
 -- @column trace_id              Trace.
 -- @column device_type           'cuda' or 'cpu'.

@@ -9,6 +9,7 @@
 -- number (or its forward call outside the trace) the node's name is used.
 --
 -- depends: op_calls, op_launches, op_category
+-- materialize: per trace
 --
 -- @column trace_id          Trace.
 -- @column source            'cpu_ops' or 'nvtx'.

@@ -5,6 +5,7 @@
 -- and rank (rank_runs).
 --
 -- depends: rank_runs, collective_rank_waits, traces, temporal_breakdown, overlap, steps
+-- materialize: per trace
 --
 -- @column run_id                     Run (rank_runs).
 -- @column rank                       Rank within the run.

@@ -5,6 +5,7 @@
 -- 'periodicity' the steps are already the steady run of gpu_periods.
 --
 -- depends: steps, gpu_op_phases
+-- materialize: per trace
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.

@@ -6,6 +6,7 @@
 -- the 'communication' class of gpu_op_class. One row per step and rank.
 --
 -- depends: steps, gpu_op_class, collective_instance_ranks, collectives, rank_runs, intervals_union_ns
+-- materialize: per trace
 --
 -- @column trace_id          Trace.
 -- @column rank              Rank (NULL when unknown).

@@ -26,7 +26,7 @@
 --
 -- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_periods_of, gpu_op_phases,
 --          intervals_union_ns
--- materialize: per trace: steps
+-- materialize: per trace: step_windows, steps
 --
 -- @column trace_id          Trace.
 -- @column rank              Distributed rank (NULL when unknown).

@@ -13,6 +13,7 @@
 -- depends: gpu_op_class, api_calls, cpu_ops, annotations, traces, rank_runs,
 --          collective_operation, collective_dtype, collective_kernel_dtype,
 --          dtype_size_bytes, collective_bytes
+-- materialize: per trace
 --
 -- @column trace_id             Trace.
 -- @column run_id               Distributed run (rank_runs.run_id); the trace id when the trace is no rank of one.

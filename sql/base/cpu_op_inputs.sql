@@ -2,6 +2,7 @@
 -- shapes, dtypes, strides and concrete scalar values, from cpu_ops.args_json.
 --
 -- depends: cpu_ops
+-- materialize: per trace
 --
 -- @column trace_id         Trace.
 -- @column op_id            cpu_ops.op_id.

@@ -7,6 +7,7 @@
 -- NVTX ranges carry shapes only (no dtypes, no scalar arguments): those columns are NULL.
 --
 -- depends: cpu_ops, annotations
+-- materialize: per trace
 --
 -- @column trace_id         Trace.
 -- @column source           'cpu_ops' (PyTorch profiler) or 'nvtx' (emit_nvtx ranges in an nsys export).

@@ -5,6 +5,7 @@
 -- have no row.
 --
 -- depends: kernels, memcpy, memset, api_calls, op_calls
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column op_id        op_calls.op_id of the launching operator call.
