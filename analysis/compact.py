@@ -75,8 +75,12 @@ def _source(lake: Path, folder: str, loose: list[str], rewritten: list[str]) -> 
             files.append(str(f))
             present.add(t)
     if files:
+        # unifying schemas opens every file: only where partitions may differ (older tracelake versions)
+        from tracelake.ingest.schema import TABLES
+
+        union = ", union_by_name = true" if folder in TABLES and not lake_layout.uniform_schema(lake, folder) else ""
         parts.append("SELECT * FROM read_parquet([" + ", ".join(_quote(f) for f in files) + "], "
-                     "hive_partitioning = true, hive_types = {'trace_id': VARCHAR}, union_by_name = true)")
+                     f"hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}}{union})")
     for seg in rewritten:
         for f, gone in lake_layout.segment_sources(lake, folder, segment=seg):
             keep = f" WHERE trace_id NOT IN ({', '.join(_quote(t) for t in gone)})" if gone else ""

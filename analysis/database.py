@@ -80,10 +80,12 @@ def _lake_base_tables(con) -> None:
 def _point_base_tables(con, lake: Path) -> None:
     from tracelake.ingest.schema import TABLES
 
-    for table in TABLES:
+    duck_types = _duck_types()
+    for table, spec in TABLES.items():
         # union_by_name (older partitions may lack newer columns) opens every file, which
         # defeats pruning by trace_id: only where the partitions' schemas may differ
-        lake_scan.point(con, table, lake, table, union_by_name=not lake_layout.uniform_schema(lake, table))
+        lake_scan.point(con, table, lake, table, union_by_name=not lake_layout.uniform_schema(lake, table),
+                        columns={c.name: duck_types[c.type] for c in spec.columns})
 
 
 def _present_or_null(con, spec, source: str) -> str:

@@ -37,9 +37,12 @@ def placeholder(con, name: str, select: str, empty: str) -> None:
     con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT {select} FROM _lake_{name}()")
 
 
-def point(con, name: str, lake: Path, folder: str, union_by_name: bool = False) -> bool:
+def point(con, name: str, lake: Path, folder: str, union_by_name: bool = False,
+          columns: dict[str, str] | None = None) -> bool:
     """Make the view `name` (made by `placeholder`) read `folder` of the lake: the glob of its loose
-    partitions (if it has any) and its segments. False (the view left empty) when it has neither."""
+    partitions (if it has any) and its segments. False (the view left empty) when it has neither.
+    With union_by_name (partitions of several schemas: an older tracelake wrote some), `columns`
+    (name -> type) that no file has are read as NULL; finding that out lists the files now."""
     params, parts = [], []
     union = ", union_by_name = true" if union_by_name else ""
     loose = lake_layout.table_files(lake, folder) if "/" not in folder else (
@@ -57,8 +60,14 @@ def point(con, name: str, lake: Path, folder: str, union_by_name: bool = False) 
         parts.append(f"SELECT * FROM read_parquet(part{i}, hive_partitioning = false) WHERE trace_id NOT IN {_in(gone)}")
     if not parts:
         return False
-    con.execute(f"CREATE OR REPLACE MACRO _lake_{name}({', '.join(params)}) AS TABLE "
-                + " UNION ALL BY NAME ".join(parts))
+    body = " UNION ALL BY NAME ".join(parts)
+    con.execute(f"CREATE OR REPLACE MACRO _lake_{name}({', '.join(params)}) AS TABLE {body}")
+    if union_by_name and columns:
+        present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM _lake_{name}()").fetchall()}
+        missing = [f'CAST(NULL AS {t}) AS "{c}"' for c, t in columns.items() if c not in present]
+        if missing:
+            con.execute(f"CREATE OR REPLACE MACRO _lake_{name}({', '.join(params)}) AS TABLE "
+                        f"SELECT *, {', '.join(missing)} FROM ({body})")
     return True
 
 

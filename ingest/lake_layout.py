@@ -256,7 +256,14 @@ def loose_file(lake: Path, folder: str, trace_id: str) -> Path:
 
 
 def remove_loose(lake: Path, folder: str, trace_id: str) -> None:
-    shutil.rmtree(Path(lake) / folder / f"{_KEY}{trace_id}", ignore_errors=True)
+    part = Path(lake) / folder / f"{_KEY}{trace_id}"
+    try:  # two system calls; rmtree takes about six per folder (compaction removes 100,000s)
+        os.unlink(part / _FILE)
+        os.rmdir(part)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        shutil.rmtree(part, ignore_errors=True)
 
 
 def finish_compaction(lake: Path) -> None:

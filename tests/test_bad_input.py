@@ -537,7 +537,7 @@ def test_a_failed_database_build_leaves_no_temporary_file(sample_lake, tmp_path,
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(database, "base_tables", interrupted)  # called by every build (the catalog may come from the cache)
+    monkeypatch.setattr(database, "_point_base_tables", interrupted)  # every build (the catalog may be a copy)
     with pytest.raises(KeyboardInterrupt):
         database.build_database(lake)
     assert not [p.name for p in lake.iterdir() if p.name.startswith(".tracelake.duckdb")]

@@ -140,3 +140,25 @@ def test_a_compaction_stopped_after_its_commit_is_finished_by_the_next_command(l
     assert any(lake.glob("kernels/trace_id=*"))  # both loose and compacted, until finished
     assert _differ(snapshot(lake), reference) == []  # opening the lake finishes it
     assert not any(lake.glob("kernels/trace_id=*"))
+
+
+def test_run_compacts_by_itself_and_knows_the_compacted_traces(tmp_path, reference, monkeypatch):
+    from tracelake.analysis.run_job import run
+
+    monkeypatch.setattr(compaction, "AUTO_LOOSE", 3)  # 1,000 in use
+    run([str(DATA)], tmp_path / "out", jobs=1)
+    lake = tmp_path / "out" / "lake"
+    assert lake_layout.manifest(lake)["segments"] and not lake_layout.loose_trace_ids(lake, "kernels")
+    assert _differ(snapshot(lake), reference) == []
+    again = run([str(DATA)], tmp_path / "out", jobs=1)  # the files' rows are found in the segment
+    assert {f["status"] for f in again.files} - {"skipped"} == {"unchanged"}
+
+
+def test_a_changed_view_is_derived_again_from_the_compacted_tables(lake, reference, monkeypatch):
+    compaction.compact(lake)
+    fingerprints = dict(compaction.derive.current())
+    changed = dict(fingerprints, kernel_summary="0" * 12, findings="1" * 12)
+    monkeypatch.setattr(compaction.derive, "current", lambda: changed)
+    after = snapshot(lake)  # opening the lake derives them again, reading the segments
+    assert len(lake_layout.loose_trace_ids(lake, lake_layout.derived_folder("kernel_summary", "0" * 12))) == 4
+    assert _differ(after, reference) == []
