@@ -30,6 +30,7 @@ from . import derive
 
 MAX_SEGMENTS = 8
 ROW_GROUP_ROWS = 16384  # rows per row group: a trace's rows span few groups, the footer stays small
+MEMORY_LIMIT = "2GB"  # DuckDB's, while compacting (its default is 80% of the machine's memory)
 AUTO_LOOSE = 1000  # `tracelake run` compacts when the lake has at least this many loose traces
 
 
@@ -119,7 +120,10 @@ def compact(lake: str | Path, count: bool = True) -> CompactSummary:
     dirs: dict[str, list[str]] = {}
     con = duckdb.connect()
     try:
-        con.execute("SET preserve_insertion_order = false")
+        (staging / "spill").mkdir(parents=True)
+        # sorting a large table spills to disk instead of taking most of the machine's memory
+        con.execute(f"SET preserve_insertion_order = false; SET memory_limit = '{MEMORY_LIMIT}'; "
+                    f"SET temp_directory = {_quote(str(staging / 'spill'))}")
         for folder in _folders(lake):
             source, present = _source(lake, folder, loose, rewrite)
             if source is None:

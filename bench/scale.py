@@ -68,36 +68,44 @@ def link_copies(lake: Path, pristine: Path, demo: list[str], numbers: range) -> 
 
 
 def write_copies_segment(lake: Path, pristine: Path, demo: list[str], numbers: range) -> None:
-    """Copies `numbers` written as one compacted segment (what `tracelake compact` writes for them)."""
-    import duckdb
+    """Copies `numbers` written as one compacted segment (what `tracelake compact` writes for them:
+    one file per folder, rows sorted by trace_id, row groups of 16,384 rows), with pyarrow: each
+    copy's rows are its demo trace's rows under the copy's id, so they come out in order without a sort."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     from tracelake.ingest import lake_layout
 
     seg = f"bench-{numbers.start:05d}-{numbers.stop:05d}"
     staging = lake / lake_layout.STAGING / f"bench.{seg}"
-    con = duckdb.connect()
-    con.execute("CREATE TABLE copies AS SELECT n, list_extract(?, (n % ?) + 1) AS src, "
-                "list_extract(?, (n % ?) + 1) || '-c' || lpad(n::VARCHAR, 5, '0') AS new_id "
-                "FROM range(?, ?) r(n)", [demo, len(demo), demo, len(demo), numbers.start, numbers.stop])
+    ids = sorted((_copy_id(demo, n), demo[n % len(demo)]) for n in numbers)
     dirs = {}
     for folder in _folders(lake):
-        files = [str(f) for t in demo if (f := lake_layout.loose_file(pristine, folder, t)).exists()]
+        files = {t: f for t in demo if (f := lake_layout.loose_file(pristine, folder, t)).exists()}
         if not files:
             continue
+        tables = {t: pq.read_table(f) for t, f in files.items()}
+        tables = {t: (tb.drop_columns(["trace_id"]) if "trace_id" in tb.column_names else tb) for t, tb in tables.items()}
+        schema = next(iter(tables.values())).schema.append(pa.field("trace_id", pa.string()))
         staged = lake_layout.staged_segment_file(staging, folder, seg)
         staged.parent.mkdir(parents=True, exist_ok=True)
-        pattern = "[" + ", ".join(f"'{f}'" for f in files) + "]"
-        con.execute(f"COPY (SELECT d.* REPLACE (c.new_id AS trace_id) FROM read_parquet({pattern}, "
-                    "hive_partitioning = true, hive_types = {'trace_id': VARCHAR}) d JOIN copies c ON c.src = d.trace_id "
-                    f"ORDER BY c.new_id) TO '{staged}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 16384)")
-        have = {lake_layout.loose_file(pristine, folder, t).exists() for t in demo}
-        lacking = [] if have == {True} else [_copy_id(demo, n) for n in numbers
-                                              if not lake_layout.loose_file(pristine, folder, demo[n % len(demo)]).exists()]
-        dirs[folder] = lacking
+        with pq.ParquetWriter(staged, schema, compression="zstd") as writer:
+            pending, rows = [], 0
+            for new, src in ids:
+                tb = tables.get(src)
+                if tb is None or tb.num_rows == 0:
+                    continue
+                pending.append(tb.append_column("trace_id", pa.array([new] * tb.num_rows, pa.string())).cast(schema))
+                rows += tb.num_rows
+                if rows >= 16384:
+                    writer.write_table(pa.concat_tables(pending), row_group_size=16384)
+                    pending, rows = [], 0
+            if pending:
+                writer.write_table(pa.concat_tables(pending), row_group_size=16384)
+        dirs[folder] = [new for new, src in ids if src not in files]
         lake_layout.place_segment_file(lake, staging, folder, seg)
-    con.close()
     lake_layout.discard_staging(staging)
     m = lake_layout.manifest(lake)
-    m["segments"][seg] = {"traces": sorted(_copy_id(demo, n) for n in numbers), "dirs": dirs}
+    m["segments"][seg] = {"traces": [new for new, _ in ids], "dirs": dirs}
     m["generation"] = seg
     lake_layout.write_manifest(lake, m)
 
