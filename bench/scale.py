@@ -71,6 +71,7 @@ def write_copies_segment(lake: Path, pristine: Path, demo: list[str], numbers: r
     """Copies `numbers` written as one compacted segment (what `tracelake compact` writes for them:
     one file per folder, rows sorted by trace_id, row groups of 16,384 rows), with pyarrow: each
     copy's rows are its demo trace's rows under the copy's id, so they come out in order without a sort."""
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tracelake.ingest import lake_layout
@@ -89,18 +90,13 @@ def write_copies_segment(lake: Path, pristine: Path, demo: list[str], numbers: r
         staged = lake_layout.staged_segment_file(staging, folder, seg)
         staged.parent.mkdir(parents=True, exist_ok=True)
         with pq.ParquetWriter(staged, schema, compression="zstd") as writer:
-            pending, rows = [], 0
-            for new, src in ids:
-                tb = tables.get(src)
-                if tb is None or tb.num_rows == 0:
+            for src in sorted(tables):  # the copies' ids sort by their demo trace's id first, then n
+                tb, copies = tables[src], [new for new, s in ids if s == src]
+                if tb.num_rows == 0 or not copies:
                     continue
-                pending.append(tb.append_column("trace_id", pa.array([new] * tb.num_rows, pa.string())).cast(schema))
-                rows += tb.num_rows
-                if rows >= 16384:
-                    writer.write_table(pa.concat_tables(pending), row_group_size=16384)
-                    pending, rows = [], 0
-            if pending:
-                writer.write_table(pa.concat_tables(pending), row_group_size=16384)
+                block = pa.concat_tables([tb] * len(copies)).append_column(
+                    "trace_id", pa.array(np.repeat(np.array(copies, dtype=object), tb.num_rows), pa.string()))
+                writer.write_table(block.cast(schema), row_group_size=16384)
         dirs[folder] = [new for new, src in ids if src not in files]
         lake_layout.place_segment_file(lake, staging, folder, seg)
     lake_layout.discard_staging(staging)
