@@ -155,8 +155,12 @@ def _load() -> str:
 
 
 def run(n1: int = 1000, n2: int = 10000, loose: int = LOOSE_AT_10K) -> list[tuple[str, str]]:
+    """TRACELAKE_SCALE="n1,n2,loose" sets the sizes (the 10k segment takes 10+ minutes to write on a
+    loaded 2-core disk)."""
     from tracelake.ingest import lake_layout
 
+    if os.environ.get("TRACELAKE_SCALE"):
+        n1, n2, loose = (int(x) for x in os.environ["TRACELAKE_SCALE"].split(","))
     load_before = _load()
     with tempfile.TemporaryDirectory(prefix="tracelake-scale-") as tmp:
         out = Path(tmp) / "out"
