@@ -49,8 +49,10 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     stale = {t for t in ids if render_ids is None or t in render_ids or not links[t].exists()
              or not _index_row_path(links[t]).exists()}
     # a run's pages show all its ranks: when one rank is rendered again, so are its siblings
-    tasks = [(list(scope), [(t, str(links[t])) for t in members], siblings)
-             for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
+    scopes = [(scope, members) for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
+    events = dict(con.execute("SELECT trace_id, event_count FROM traces").fetchall())
+    tasks = [(scope, [(t, str(links[t])) for t in members], siblings)
+             for scope, members in batches(scopes, events, jobs or os.cpu_count() or 1)]
     _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1)
     if trace_ids is None:  # pages of traces no longer in the lake (changed or pruned files) go too
         for page in (out_dir / "traces").glob("*.html"):
@@ -114,6 +116,33 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
                               whatif=critpath_whatif.report_rows(con, trace_id))
             write_atomically(Path(path), page.html)
             write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
+
+
+# A task renders the pages of several small runs from one scoped database: loading the tables and
+# evaluating SHARED_VIEWS cost DuckDB about the same time (mostly planning) for 700 events as for
+# 100k, so small runs share it. Every view answers per trace, so a page is the same whichever
+# other traces are loaded beside its run's (tests/test_report_batches.py).
+BATCH_EVENTS = 150_000
+
+
+def batches(scopes: list[tuple[tuple[str, ...], list[str]]], events: dict[str, int],
+            workers: int) -> list[tuple[list[str], list[str]]]:
+    """Scopes (biggest first), consecutive ones merged into tasks of at most BATCH_EVENTS events or
+    a 2 x workers share of all events, whichever is less (so that the workers stay busy to the end);
+    a bigger run is a task alone: [(traces to load, pages to render)]."""
+    size = {scope: sum(events.get(t) or 0 for t in scope) for scope, _ in scopes}
+    limit = min(BATCH_EVENTS, max(1, sum(size.values()) // max(1, 2 * workers)))
+    out: list[tuple[list[str], list[str]]] = []
+    load = 0
+    for scope, members in scopes:
+        if out and load + size[scope] <= limit:
+            out[-1][0].extend(scope)
+            out[-1][1].extend(members)
+            load += size[scope]
+        else:
+            out.append((list(scope), list(members)))
+            load = size[scope]
+    return out
 
 
 def lake_path(con) -> Path:
