@@ -110,12 +110,23 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
     if db is None:
         db = _DATABASES[lake] = ScopedDatabase(lake)
     con = db.load(scope)
-    with frozen(con, SHARED_VIEWS):
+    with frozen(con, SHARED_VIEWS + (PAGE_VIEWS if len(pages) > 1 else [])):
         for trace_id, path in pages:
             page = trace_page(con, trace_id, siblings, version=__version__,
                               whatif=critpath_whatif.report_rows(con, trace_id))
             write_atomically(Path(path), page.html)
             write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
+
+
+# Views the page sections read once each (reports/data.py, memory.py, operators.py), in catalog
+# order (what a view reads is frozen before it): a task of several pages evaluates them once for all
+# its traces, not once per page (tests/test_report_batches.py checks the catalog order).
+PAGE_VIEWS = ["api_summary", "callctx_topdown", "collectives", "collective_bandwidth", "graph_replays",
+              "gpu_phase_summary", "critical_path_summary", "critical_path_ops", "memory_timeline_bucketed",
+              "memory_sources", "memory_peaks", "memory_summary", "findings_by_rule", "gpu_utilization_over_time",
+              "idle_breakdown_by_device", "kernel_summary", "memcpy_kind_summary", "memory_peak_breakdown",
+              "memset_kind_summary", "mfu", "model_coverage", "nvtx_gpu_summary", "op_efficiency_summary",
+              "rank_summary", "steady_state", "trace_summary"]
 
 
 # A task renders the pages of several small runs from one scoped database: loading the tables and

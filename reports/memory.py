@@ -48,7 +48,7 @@ def live_at_peak(con, trace_id: str, limit: int = 12) -> list[dict]:
         SELECT b.step, b.device_id, b.key AS call_stack, b.live_bytes, b.blocks, b.peak_pct
         FROM memory_peak_breakdown b JOIN top USING (pid, device_id, step_index)
         WHERE b.trace_id = ? AND b.device_type = 'cuda' AND b.grouping = 'call_stack'
-        ORDER BY b.pid, b.device_id, b.live_bytes DESC LIMIT {limit}""", [trace_id, trace_id]).to_dicts()
+        ORDER BY b.pid, b.device_id, b.live_bytes DESC, b.key LIMIT {limit}""", [trace_id, trace_id]).to_dicts()
     for r in rows:
         frames = r["call_stack"].split(" > ")
         r["context"] = ("… > " if len(frames) > CONTEXT_FRAMES else "") + " > ".join(frames[-CONTEXT_FRAMES:])
@@ -69,7 +69,7 @@ def over_time(con, trace_id: str) -> alt.Chart | None:
                           value_name="gib").drop_nulls("gib")
     steps = frame(con, """
         SELECT DISTINCT step, (step_start_ns - (SELECT start_ns FROM traces WHERE trace_id = ?)) / 1e6 AS t_ms
-        FROM memory_peaks WHERE trace_id = ? AND device_type = 'cuda'""", [trace_id, trace_id])
+        FROM memory_peaks WHERE trace_id = ? AND device_type = 'cuda' ORDER BY t_ms, step""", [trace_id, trace_id])
     return chart(long, steps)
 
 

@@ -22,17 +22,27 @@ def test_batches_merge_small_runs_and_keep_big_ones_alone():
         (["big"], ["big"]), (["r0", "r1", "a"], ["r0", "r1", "a"]), (["b", "c"], ["b", "c"])]
 
 
-def _page(db: ScopedDatabase, load: list[str], trace_id: str) -> str:
+def test_page_views_are_frozen_in_catalog_order():
+    from tracelake.analysis import catalog
+    from tracelake.ingest.schema import TABLES
+
+    order = [name for f in catalog.ordered(catalog.load_files(), set(TABLES)) for name in f.creates]
+    assert report_job.PAGE_VIEWS == sorted(report_job.PAGE_VIEWS, key=order.index)
+
+
+def _page(db: ScopedDatabase, load: list[str], trace_id: str, views: list[str]) -> str:
     con = db.load(load)
-    with data.frozen(con, report_job.SHARED_VIEWS):
+    with data.frozen(con, views):
         return trace_page(con, trace_id, version="test").html
 
 
 def test_page_is_the_same_with_other_traces_loaded(sample_con, sample_lake):
+    """A page alone (as a task of one page renders it) and with the other samples loaded and the
+    page views frozen too (as a task of several pages renders it)."""
     ids = [r[0] for r in sample_con.sql("SELECT trace_id FROM traces ORDER BY file_bytes").fetchall()]
     db = ScopedDatabase(sample_lake)
     try:
-        alone = _page(db, [ids[0]], ids[0])
-        assert _page(db, ids[::-1], ids[0]) == alone
+        alone = _page(db, [ids[0]], ids[0], report_job.SHARED_VIEWS)
+        assert _page(db, ids[::-1], ids[0], report_job.SHARED_VIEWS + report_job.PAGE_VIEWS) == alone
     finally:
         db.close()
