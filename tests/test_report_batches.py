@@ -22,12 +22,19 @@ def test_batches_merge_small_runs_and_keep_big_ones_alone():
         (["big"], ["big"]), (["r0", "r1", "a"], ["r0", "r1", "a"]), (["b", "c"], ["b", "c"])]
 
 
-def test_page_views_are_frozen_in_catalog_order():
+def test_views_are_frozen_in_catalog_order():
+    """What a frozen view reads is frozen before it; findings last, after each of its rules."""
     from tracelake.analysis import catalog
     from tracelake.ingest.schema import TABLES
 
-    order = [name for f in catalog.ordered(catalog.load_files(), set(TABLES)) for name in f.creates]
-    assert report_job.PAGE_VIEWS == sorted(report_job.PAGE_VIEWS, key=order.index)
+    files = catalog.load_files()
+    order = [name for f in catalog.ordered(files, set(TABLES)) for name in f.creates]
+    shared, page = report_job.SHARED_VIEWS, report_job.PAGE_VIEWS
+    assert shared[:-1] == sorted(shared[:-1], key=order.index) and shared[-1] == "findings"
+    assert page == sorted(page, key=order.index)
+    assert not set(shared) & set(page)
+    rules = {d for f in files if "findings" in f.creates for d in f.depends if d.startswith("finding_")}
+    assert rules and rules <= set(shared)
 
 
 def _page(db: ScopedDatabase, load: list[str], trace_id: str, views: list[str]) -> str:
