@@ -221,7 +221,10 @@ def planner_settings(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnectio
     known = {r[0] for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall()}
     off = [name for name in SLOW_OPTIMIZERS if name in known]
     if off:
-        con.execute(f"SET disabled_optimizers = '{','.join(off)}'")
+        # DuckDB shares one database instance among a process's connections to a file: after
+        # `sql --safe` locked its configuration (safe_sql.restrict) it stays as it was
+        with contextlib.suppress(duckdb.InvalidInputException):
+            con.execute(f"SET disabled_optimizers = '{','.join(off)}'")
     return con
 
 
