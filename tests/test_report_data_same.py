@@ -2,7 +2,7 @@
 graph_phase_totals, step_time_split, critical_path_first_*, callctx_icicle, run_overview,
 run_workloads, run_comparison_changes, run_first_rank) instead of aggregating in Python or in
 their own queries: the pages show the same numbers as before. `_before_*` below are the
-functions of reports/data.py before the move (4a8b1c0^), kept verbatim but for ties broken by
+functions of reports/data.py before the move (commit 3f400ec), kept verbatim but for ties broken by
 name; each is compared with what reports/data.py returns now, on a lake of the 4 samples and
 three dated runs of one workload (so that runs are compared and grouped into workloads)."""
 
