@@ -37,6 +37,9 @@ def ingest(args) -> int:
                 say(f"ok     {o.path} -> {o.trace_id} ({o.events:,} events, {o.seconds:.2f} s)")
                 for w in o.warnings:
                     say(f"       warning: {w}")
+        elif o.status == "skipped":
+            if not args.quiet:
+                say(f"skip   {o.error}")
         else:
             say(f"error  {o.error}", err=True)
 
@@ -44,10 +47,12 @@ def ingest(args) -> int:
     if not outcomes:
         say(f"error  no trace files found under: {' '.join(args.paths)}", err=True)
         return EXIT_SOME_FAILED
-    failed = sum(o.status != "ok" for o in outcomes)
+    failed = sum(o.status == "error" for o in outcomes)
+    skipped = sum(o.status == "skipped" for o in outcomes)
     if not args.quiet:
-        say(f"{len(outcomes) - failed} ingested, {failed} failed; lake: {Path(args.lake).resolve()} "
-            f"(query: duckdb {Path(args.lake).resolve() / DB_FILE})")
+        say(f"{len(outcomes) - failed - skipped} ingested, {failed} failed"
+            + (f", {skipped} skipped (not traces)" if skipped else "")
+            + f"; lake: {Path(args.lake).resolve()} (query: duckdb {Path(args.lake).resolve() / DB_FILE})")
     return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
@@ -92,7 +97,7 @@ def stats(args) -> int:
     from .ingest_job import ingest_paths
 
     def failed(o: FileOutcome):
-        if o.status != "ok":
+        if o.status == "error":
             say(f"error  {o.error}", err=True)
 
     with tempfile.TemporaryDirectory(prefix="tracelake-stats-") as scratch:
@@ -113,7 +118,7 @@ def stats(args) -> int:
             _print_stats(con, reports, names, done, args.format)
         finally:
             con.close()
-    return EXIT_SOME_FAILED if len(done) < len(outcomes) else EXIT_OK
+    return EXIT_SOME_FAILED if any(o.status == "error" for o in outcomes) else EXIT_OK
 
 
 def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fmt: str) -> None:

@@ -22,12 +22,12 @@ from .database import update_database
 @dataclass
 class FileOutcome:
     path: str
-    status: str  # 'ok' or 'error'
+    status: str  # 'ok', 'error', or 'skipped' (no trace, found in a folder)
     trace_id: str | None = None
     events: int = 0
     seconds: float = 0.0
     error: str | None = None
-    error_kind: ErrorKind | None = None  # with status 'error': what kind of failure (ingest/errors.py)
+    error_kind: ErrorKind | None = None  # with status 'error' or 'skipped': what kind of failure (ingest/errors.py)
     warnings: tuple[str, ...] = ()
 
 
@@ -79,8 +79,11 @@ def ingest_paths(paths: list[str], lake: str | Path,
                  limits: Limits | None = None) -> list[FileOutcome]:
     lake = prepare_for_writing(Path(lake))
     outcomes = []
+    named = set(paths)
     for path in discover(paths):
         outcome = ingest_one(path, lake, limits)
+        if outcome.error_kind == ErrorKind.NOT_A_TRACE and path not in named:
+            outcome.status = "skipped"  # found in a folder and no trace at all (a results .json): listed only
         on_outcome(outcome)
         outcomes.append(outcome)
     update_database(lake)

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import kineto_rows as rows
-from .errors import TraceError
+from .errors import ErrorKind, TraceError
 from .identity import make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
 from .integrity import drop_reversed_intervals, unique_lookups
@@ -240,6 +240,12 @@ def ingest_kineto(path: str) -> IngestResult:
         parts = _read_chunks(decoded)
     if not parts.events_read:
         raise TraceError(path, "no trace events in the file")
+    if not parts.parts:  # nothing but process/thread names, or objects that are no trace events
+        if parts.process_names or parts.thread_names:
+            raise TraceError(path, f"no timed events: the {parts.events_read:,} events only name processes "
+                                   "and threads")
+        raise TraceError(path, f"none of the {parts.events_read:,} JSON items is a PyTorch profiler event "
+                               "(kernel, operator, runtime call...): not a PyTorch trace", ErrorKind.NOT_A_TRACE)
     md = decoded.metadata
 
     api = parts.take("api_calls")

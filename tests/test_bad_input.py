@@ -12,7 +12,7 @@ import pytest
 from conftest import DATA
 from tracelake.analysis.cli import main
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.errors import TraceError
+from tracelake.ingest.errors import ErrorKind, TraceError
 
 MNIST = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
 MLP = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"
@@ -55,6 +55,15 @@ def test_corrupt_gzip(tmp_path):
 def test_not_a_trace_json(tmp_path):
     assert "not a Chrome trace" in _error(_write(tmp_path, "x.json", b'{"hello": [1, 2]}'))
     assert "no trace events" in _error(_write(tmp_path, "y.json", b"[1, 2, 3]"))
+    # a JSON array of other objects (a results file) is no trace, not a trace with 0 events
+    with pytest.raises(TraceError) as info:
+        ingest_file(str(_write(tmp_path, "steps.json", b'[{"name": "step", "dur_us": 1.5}]')))
+    assert "not a PyTorch trace" in str(info.value) and info.value.kind == ErrorKind.NOT_A_TRACE
+
+
+def test_metadata_only_trace(tmp_path):
+    meta = {"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "python"}}
+    assert "no timed events" in _error(_write(tmp_path, "m.json", _trace([meta])))
 
 
 def test_unknown_format(tmp_path):
@@ -289,7 +298,7 @@ def test_gzip_bomb_is_refused_with_bounded_memory(tmp_path):
     bomb = _write(tmp_path, "bomb.json.gz", _gzip_bomb(1024))
     assert len(bomb.read_bytes()) < 2 << 20
     script = ("import resource, sys\nfrom tracelake.ingest.dispatch import ingest_file\n"
-              "from tracelake.ingest.errors import TraceError\n"
+              "from tracelake.ingest.errors import ErrorKind, TraceError\n"
               "try:\n    ingest_file(sys.argv[1])\n    print('ingested')\nexcept TraceError as e:\n    print(e)\n"
               "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRACELAKE_MAX_")}

@@ -180,3 +180,18 @@ def test_scoped_database_answers_as_the_whole_lake_after_swapping_scopes(sample_
         assert any(sample_con.sql(queries["kernel_summary"], params=[t]).fetchall() for t in ids)
     finally:
         db.close()
+
+
+def test_ingest_folder_skips_files_that_are_no_trace(tmp_path, capsys):
+    """A results .json beside the traces (the recordings keep their truth so) is listed as skipped,
+    not counted as a failure; named on the command line it is an error."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    shutil.copy(DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz", folder)
+    (folder / "steps.json").write_text('[{"name": "ProfilerStep#1", "dur_us": 1.5}]')
+    (folder / "flops.json").write_text('{"aten::mm": 123}')
+    assert main(["ingest", str(folder), "--lake", str(tmp_path / "lake")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\nskip   ") + out.startswith("skip   ") == 2 and "1 ingested, 0 failed, 2 skipped" in out
+    assert main(["ingest", str(folder / "steps.json"), "--lake", str(tmp_path / "lake")]) != 0
+    assert "not a PyTorch trace" in capsys.readouterr().err
