@@ -6,6 +6,20 @@
 --
 -- depends: run_comparison, run_kernel_changes, runs
 --
+-- @column run_id         Run (rank_runs.run_id, else the trace id).
+-- @column previous_run_id The run it is compared with.
+-- @column similarity     Jaccard similarity of the kernel-name sets (0..1).
+-- @column median_step_ns Median step wall time over all ranks (ns; NULL without steps).
+-- @column previous_median_step_ns Same for the previous run (ns).
+-- @column step_change_pct (median_step_ns / previous_median_step_ns - 1) x 100.
+-- @column compared_per   'step' when both runs record steps, else 'run'.
+-- @column kernel_ns_per_rank Kernel time per rank (ns).
+-- @column previous_kernel_ns_per_rank Same for the previous run (ns).
+-- @column kernel_ns_per_rank_step Kernel time per rank and step (ns); NULL when the run
+--                        records no steps.
+-- @column previous_kernel_ns_per_rank_step Same for the previous run (ns).
+-- @column kernel_change_pct Change of kernel time in the compared unit
+--                        (per step or per run) x 100; > 0: slower.
 -- @column first_file     First file of the run.
 -- @column previous_file  First file of the previous run.
 -- @column kernels        The changed kernels, most slowed-down first: a list of
