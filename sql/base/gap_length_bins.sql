@@ -2,6 +2,8 @@
 -- the trace page's "Idle gaps by length" chart shows, in this order): about 3 per decade
 -- from 10 us to 1 s, then everything longer. One row per bin.
 --
+-- depends: (none)
+--
 -- @column bin_index  Order of the bin, 0 = the shortest gaps.
 -- @column bin        Label ('10-30 µs', ..., '> 1 s').
 -- @column min_ns     Shortest gap in the bin (ns, inclusive).

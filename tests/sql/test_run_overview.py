@@ -1,4 +1,4 @@
-"""sql/analysis/run_workloads.sql, run_overview.sql and run_comparison_changes.sql: runs linked by
+"""sql/analysis/run_overview.sql (run_overview, run_workloads) and run_comparison_changes.sql: runs linked by
 run_comparison into workloads; each run with its change; each pair with its top kernel changes."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from .test_run_comparison import KERNEL, TRACE, runs  # noqa: F401 - the fixture
 
 
 def test_empty(con):
-    for path, view in (("analysis/run_workloads.sql", "run_workloads"), ("analysis/run_overview.sql", "run_overview"),
+    for path, view in (("analysis/run_overview.sql", "run_workloads"), ("analysis/run_overview.sql", "run_overview"),
                        ("analysis/run_comparison_changes.sql", "run_comparison_changes")):
         load_sql(con, path)
         assert rows(con, f"SELECT * FROM {view}") == []
@@ -17,7 +17,7 @@ def test_empty(con):
 def test_workloads(runs):  # noqa: F811
     given(runs, "traces", TRACE, [("z", "pytorch", "/r/z.json", "z.json", 0, 1_000, 5_000)])
     given(runs, "kernels", KERNEL, [("z", 1, 0, 7, 0, 100, 100, "other_kernel")])  # nothing in common: its own
-    load_sql(runs, "analysis/run_workloads.sql")
+    load_sql(runs, "analysis/run_overview.sql")
     assert rows(runs, "SELECT run_id, workload FROM run_workloads ORDER BY run_id") == [
         ("a", "a.json"), ("b", "a.json"), ("c", "a.json"), ("z", "z.json")]
 
