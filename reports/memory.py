@@ -68,7 +68,7 @@ def over_time(con, trace_id: str) -> alt.Chart | None:
                           value_name="gib").drop_nulls("gib")
     steps = frame(con, """
         SELECT DISTINCT step, (step_start_ns - (SELECT start_ns FROM traces WHERE trace_id = ?)) / 1e6 AS t_ms
-        FROM memory_peaks WHERE trace_id = ? AND device_type = 'cuda'""", [trace_id, trace_id])
+        FROM memory_peaks WHERE trace_id = ? AND device_type = 'cuda' ORDER BY t_ms, step""", [trace_id, trace_id])
     return chart(long, steps)
 
 
