@@ -206,7 +206,26 @@ def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnecti
     lake_layout.check_path(lake)
     if not lake_layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
-    return duckdb.connect(str(update_database(lake)), read_only=read_only)
+    return planner_settings(duckdb.connect(str(update_database(lake)), read_only=read_only))
+
+
+# DuckDB optimizer passes that cost more to plan tracelake's deep views than they save when running
+# them: projection_pullup took 1.6 s of the 2.4 s that DuckDB spent optimizing `findings` for a
+# 13k-event trace whose rows took 0.4 s to compute (bench/RESULTS.md, run). Optimizers never change
+# a result, only how it is computed.
+SLOW_OPTIMIZERS = ("projection_pullup",)
+
+
+def planner_settings(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Turn off SLOW_OPTIMIZERS on `con` (those this DuckDB has); returns `con`."""
+    known = {r[0] for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall()}
+    off = [name for name in SLOW_OPTIMIZERS if name in known]
+    if off:
+        # DuckDB shares one database instance among a process's connections to a file: after
+        # `sql --safe` locked its configuration (safe_sql.restrict) it stays as it was
+        with contextlib.suppress(duckdb.InvalidInputException):
+            con.execute(f"SET disabled_optimizers = '{','.join(off)}'")
+    return con
 
 
 class ScopedDatabase:
@@ -222,7 +241,7 @@ class ScopedDatabase:
         from tracelake.ingest.schema import TABLES
 
         self.lake = Path(lake).resolve()
-        self.con = duckdb.connect()
+        self.con = planner_settings(duckdb.connect())
         self.load([])  # empty typed tables, so that the views bind
         catalog.install(self.con, set(TABLES))
 

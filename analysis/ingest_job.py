@@ -11,7 +11,7 @@ from tracelake.ingest.discover import discover
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import ErrorKind, TraceError
 from tracelake.ingest.lake_layout import prepare_for_writing
-from tracelake.ingest.lake_writer import write_trace
+from tracelake.ingest.lake_writer import TraceWriter
 from tracelake.ingest.printable import path_text
 from tracelake.ingest.reading import Limits
 
@@ -57,9 +57,12 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None) -> FileOutco
     shown = path_text(path)
     try:
         result = ingest_file(path, limits)
-        result.tables.update(_calling_context(result))
-        result.tables.update(_critical_path(result))
-        write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
+        # the base tables are written while the calling context and the critical path are built
+        with TraceWriter(lake, result.trace_id, tracelake_version=__version__) as writer:
+            writer.write(result.tables)
+            writer.write(_calling_context(result))
+            writer.write(_critical_path(result))
+            writer.publish()
     except TraceError as e:
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e), error_kind=e.kind)
     except OSError as e:

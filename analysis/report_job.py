@@ -24,9 +24,20 @@ from . import __version__, critpath_whatif
 from .database import ScopedDatabase, connect
 from .worker_pool import process_pool
 
-# Views that several sections, or several views under them, read: evaluated once per run rendered.
-SHARED_VIEWS = ["gpu_ops", "gpu_op_class", "gpu_busy", "gpu_active_range", "steps", "temporal_breakdown", "overlap",
-                "rank_runs", "op_efficiency", "findings"]
+# Views that several sections, or several views under them, read: evaluated once per task, in
+# catalog order (what a view reads is frozen before it). `findings` is frozen rule by rule, with
+# the views several rules read, and then their union: DuckDB took twice as long to plan the union
+# of 21 rule views at once as the rules one by one.
+SHARED_VIEWS = ["gpu_ops", "gpu_op_class", "rank_runs", "collectives", "collective_instances", "collective_bandwidth",
+                "collective_rank_waits", "steps", "finding_cuda_memcpy_async", "finding_cuda_memcpy_sync",
+                "finding_cuda_memset_sync", "finding_cuda_api_sync", "kernel_launch_summary", "temporal_breakdown",
+                "stragglers", "finding_tensor_core_alignment", "finding_fp32_gemm", "finding_launch_bound",
+                "finding_host_sync_in_step", "finding_pageable_copy_in_step", "finding_gpu_idle_in_step",
+                "finding_straggler_rank", "finding_critical_path", "finding_memory_growth",
+                "finding_memory_fragmentation", "finding_collective_straggler", "finding_low_collective_bandwidth",
+                "finding_tiny_collectives", "op_efficiency", "finding_memory_bound_matmul", "finding_matmul_below_roof",
+                "finding_fp32_matmul", "finding_unfused_attention", "gpu_active_range", "gpu_busy", "overlap",
+                "findings"]
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -58,8 +69,10 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     stale = {t for t in ids if render_ids is None or t in render_ids or not links[t].exists()
              or not _index_row_path(links[t]).exists()}
     # a run's pages show all its ranks: when one rank is rendered again, so are its siblings
-    tasks = [(list(scope), [(t, str(links[t])) for t in members], siblings)
-             for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
+    scopes = [(scope, members) for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
+    events = dict(con.execute("SELECT trace_id, event_count FROM traces").fetchall())
+    tasks = [(scope, [(t, str(links[t])) for t in members], siblings)
+             for scope, members in batches(scopes, events, jobs or os.cpu_count() or 1)]
     _remove_leftovers(out_dir / "traces")
     errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler)
     if page_errors is not None:
@@ -153,7 +166,7 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
         if lake not in cache:
             cache[lake] = ScopedDatabase(lake)
         con = cache[lake].load(scope)
-        with frozen(con, SHARED_VIEWS):
+        with frozen(con, SHARED_VIEWS + (PAGE_VIEWS if len(pages) > 1 else [])):
             for trace_id, path in pages:
                 try:
                     page = trace_page(con, trace_id, siblings, version=__version__,
@@ -174,6 +187,44 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
 def _remove_page(page: Path) -> None:
     page.unlink(missing_ok=True)
     _index_row_path(page).unlink(missing_ok=True)
+
+
+# Views the page sections read once each (reports/data.py, memory.py, operators.py), in catalog
+# order (what a view reads is frozen before it): a task of several pages evaluates them once for all
+# its traces, not once per page (tests/test_report_batches.py checks the catalog order).
+PAGE_VIEWS = ["api_summary", "callctx_topdown", "graph_replays",
+              "gpu_phase_summary", "critical_path_summary", "critical_path_ops", "memory_timeline_bucketed",
+              "memory_sources", "memory_peaks", "memory_summary", "findings_by_rule", "gpu_utilization_over_time",
+              "idle_breakdown_by_device", "kernel_summary", "memcpy_kind_summary", "memory_peak_breakdown",
+              "memset_kind_summary", "mfu", "model_coverage", "nvtx_gpu_summary", "op_efficiency_summary",
+              "rank_summary", "steady_state", "trace_summary"]
+
+
+# A task renders the pages of several small runs from one scoped database: loading the tables and
+# evaluating SHARED_VIEWS cost DuckDB about the same time (mostly planning) for 700 events as for
+# 100k, so small runs share it. Every view answers per trace, so a page is the same whichever
+# other traces are loaded beside its run's (tests/test_report_batches.py).
+BATCH_EVENTS = 150_000
+
+
+def batches(scopes: list[tuple[tuple[str, ...], list[str]]], events: dict[str, int],
+            workers: int) -> list[tuple[list[str], list[str]]]:
+    """Scopes (biggest first), consecutive ones merged into tasks of at most BATCH_EVENTS events or
+    a 2 x workers share of all events, whichever is less (so that the workers stay busy to the end);
+    a bigger run is a task alone: [(traces to load, pages to render)]."""
+    size = {scope: sum(events.get(t) or 0 for t in scope) for scope, _ in scopes}
+    limit = min(BATCH_EVENTS, max(1, sum(size.values()) // max(1, 2 * workers)))
+    out: list[tuple[list[str], list[str]]] = []
+    load = 0
+    for scope, members in scopes:
+        if out and load + size[scope] <= limit:
+            out[-1][0].extend(scope)
+            out[-1][1].extend(members)
+            load += size[scope]
+        else:
+            out.append((list(scope), list(members)))
+            load = size[scope]
+    return out
 
 
 def lake_path(con) -> Path:

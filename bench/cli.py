@@ -1,12 +1,14 @@
 """Fixed per-file costs, as users meet them: each `tracelake` command a fresh process (issue #16).
 
 - `tracelake --help`, best of 5.
-- `tracelake ingest` of the 89 MB PyTorch trace into a new lake (database written) and into a lake
-  that already holds a trace (database current: not rewritten), best of 3; HTA, same run: one fresh
-  process that imports HTA and parses the file (TraceAnalysis), its parse timed inside it too.
-- `tracelake ingest` of the 35 MB Nsight export (unpacked) into a new lake, best of 3, against the
-  floor: a fresh Python that imports the ADBC driver and reads the same tables and columns into
-  Arrow, best of 3.
+- `tracelake ingest` of the 89 MB PyTorch trace into a new lake (database written) and HTA, a fresh
+  process that imports HTA and parses the file (TraceAnalysis), in turn (A B A B ...), the ratio taken
+  pair by pair (the machines are shared: pairs see the same load); into a lake that already holds
+  the trace (database current: not rewritten), best of 3.
+- `tracelake ingest` of the 35 MB Nsight export (unpacked) into a new lake, paired the same way with
+  the floor: a fresh Python that imports the ADBC driver and reads the same tables and columns into
+  Arrow.
+- The package is byte-compiled first, as an installed one is (bench/common.compile_package).
 - where an ingest process spends its time: the same steps timed inside one fresh process.
 - `tracelake sql --lake L "SELECT * FROM kernel_summary"` on the PyTorch lake, best of 5, and
   what a bare process pays for Python plus `import duckdb`, and opening the database.
@@ -23,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .common import HTA_PYTHON, REPO, SHARED, run_measured
+from .common import HTA_PYTHON, REPO, SHARED, compile_package, load_average, paired, run_measured, verdict
 from .kineto_ingest import REFERENCE as PYTORCH
 from .nsys_ingest import REFERENCE as NSYS
 from .nsys_ingest import queries_of
@@ -87,25 +89,27 @@ def best(argv_of, repeat: int) -> float:
 def _ingest_rows(tmp: Path) -> list[tuple[str, str]]:
     path = str(SHARED / PYTORCH)
     rows = []
-    t_new = best(lambda i: TRACELAKE + ["ingest", "-q", path, "--lake", str(tmp / f"new{i}")], 3)
-    rows.append(("`tracelake ingest` 89 MB PyTorch trace, new lake (process)", f"{t_new:.2f} s"))
-    shutil.copytree(tmp / "new0", tmp / "existing")
-    t_again = best(lambda i: TRACELAKE + ["ingest", "-q", path, "--lake", str(tmp / "existing")], 3)
-    rows.append(("  into a lake that holds it already (database not rewritten)", f"{t_again:.2f} s"))
-    stages = run_measured(_STAGES.format(path=path, lake=str(tmp / "stages")))
-    rows.append(("  inside one process: " + ", ".join(f"{k} {v:.2f} s" for k, v in stages.items()
-                                                      if k != "peak_rss_mib"), ""))
-    rows.append(("  calling context / ingest (target <= 0.5)",
-                 f"{stages['calling context'] / stages['ingest (decode + tables)']:.2f}"))
     if HTA_PYTHON.exists():
-        t_hta, out = timed([str(HTA_PYTHON), "-c", _HTA, path])
-        t_parse = float(out.strip().splitlines()[-1])
-        rows.append(("  HTA, fresh process: import + TraceAnalysis parse (parse alone)",
-                     f"{t_hta:.2f} s ({t_parse:.2f} s)"))
-        rows.append(("  HTA process / tracelake process, new lake (target >= 10)", f"{t_hta / t_new:.1f}"))
-        rows.append(("  HTA parse alone / tracelake process, new lake", f"{t_parse / t_new:.1f}"))
+        # tracelake and HTA in turn, each a fresh process, the ratio taken pair by pair
+        t_new, t_hta, ratio = paired(lambda i: TRACELAKE + ["ingest", "-q", path, "--lake", str(tmp / f"new{i}")],
+                                     [str(HTA_PYTHON), "-c", _HTA, path], runs=3)
+        rows.append(("`tracelake ingest` 89 MB PyTorch trace, new lake (process, median of 3 paired runs)",
+                     f"{t_new:.2f} s"))
+        rows.append(("  HTA, fresh process: import + TraceAnalysis parse (median, same pairs)", f"{t_hta:.2f} s"))
+        rows.append(("  HTA process / tracelake process, pair by pair (target >= 10)",
+                     f"{ratio:.1f} ({verdict(ratio, 10, True)})"))
     else:
+        t_new = best(lambda i: TRACELAKE + ["ingest", "-q", path, "--lake", str(tmp / f"new{i}")], 3)
+        rows.append(("`tracelake ingest` 89 MB PyTorch trace, new lake (process)", f"{t_new:.2f} s"))
         rows.append(("  HTA", f"not measured: no {HTA_PYTHON}"))
+    shutil.copytree(next(tmp.glob("new*")), tmp / "existing")
+    t_again = best(lambda i: TRACELAKE + ["ingest", "-q", path, "--lake", str(tmp / "existing")], 3)
+    rows.append(("  into a lake that holds it already (database not rewritten), best of 3", f"{t_again:.2f} s"))
+    stages = run_measured(_STAGES.format(path=path, lake=str(tmp / "stages")))
+    rows.append(("  inside one process, one after another: " + ", ".join(
+        f"{k} {v:.2f} s" for k, v in stages.items() if k != "peak_rss_mib"), ""))
+    ratio_cc = stages["calling context"] / stages["ingest (decode + tables)"]
+    rows.append(("  calling context / ingest (target <= 0.5)", f"{ratio_cc:.2f} ({verdict(ratio_cc, 0.5, False)})"))
     return rows
 
 
@@ -115,11 +119,12 @@ def _nsys_rows(tmp: Path) -> list[tuple[str, str]]:
         shutil.copyfileobj(src, dst)
     queries = json.dumps(queries_of(sqlite))
     uri = sqlite.resolve().as_uri() + "?mode=ro&immutable=1"
-    t_floor = best(lambda i: [sys.executable, "-c", _FLOOR, uri, queries], 3)
-    t_ours = best(lambda i: TRACELAKE + ["ingest", "-q", str(sqlite), "--lake", str(tmp / f"nsys{i}")], 3)
-    return [("`tracelake ingest` 35 MB Nsight export, new lake (process)", f"{t_ours:.2f} s"),
-            ("  floor: fresh Python, ADBC reads the same tables and columns into Arrow", f"{t_floor:.2f} s"),
-            ("  tracelake / floor (target <= 2.5)", f"{t_ours / t_floor:.2f}")]
+    t_floor, t_ours, ratio = paired([sys.executable, "-c", _FLOOR, uri, queries],
+                                    lambda i: TRACELAKE + ["ingest", "-q", str(sqlite), "--lake", str(tmp / f"nsys{i}")],
+                                    runs=3)
+    return [("`tracelake ingest` 35 MB Nsight export, new lake (process, median of 3 paired runs)", f"{t_ours:.2f} s"),
+            ("  floor: fresh Python, ADBC reads the same tables and columns into Arrow (same pairs)", f"{t_floor:.2f} s"),
+            ("  tracelake / floor, pair by pair (target <= 2.5)", f"{ratio:.2f} ({verdict(ratio, 2.5, False)})")]
 
 
 def _sql_rows(tmp: Path) -> list[tuple[str, str]]:
@@ -138,15 +143,17 @@ def _sql_rows(tmp: Path) -> list[tuple[str, str]]:
 
 
 def run() -> list[tuple[str, str]]:
+    compile_package()
     tmp = Path(tempfile.mkdtemp(prefix="tracelake-bench-cli-"))
+    rows = [("machine load (1, 5, 15-minute load average) at the start", load_average())]
     try:
         t_help = best(lambda i: TRACELAKE + ["--help"], 5)
-        rows = [("`tracelake --help` (process; target < 0.3 s)", f"{t_help:.2f} s")]
+        rows.append(("`tracelake --help` (process, best of 5; target < 0.3 s)",
+                     f"{t_help:.2f} s ({verdict(t_help, 0.3, False)})"))
         rows += _ingest_rows(tmp)
         rows += _nsys_rows(tmp)
         rows += _sql_rows(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    with open("/proc/loadavg") as f:
-        rows.append(("machine load (1-minute load average at the end)", f.read().split()[0]))
+    rows.append(("machine load at the end", load_average()))
     return rows

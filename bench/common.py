@@ -17,6 +17,51 @@ if not SHARED.is_absolute():
 HTA_PYTHON = Path(os.environ.get("HTA_PYTHON", REPO.parent / "hta-venv" / "bin" / "python"))
 
 
+def compile_package() -> None:
+    """Byte-compile tracelake's modules, as `pip install` does: a checkout run with
+    PYTHONDONTWRITEBYTECODE set (as on the shared machines) would otherwise compile every module from
+    source in every fresh process, a cost no installed tracelake pays."""
+    import compileall
+
+    for folder in ("api", "ingest", "analysis", "reports", "sql"):
+        compileall.compile_dir(str(REPO / folder), quiet=1)
+
+
+def load_average() -> str:
+    with open("/proc/loadavg") as f:
+        return " / ".join(f.read().split()[:3])
+
+
+def paired(argv_a, argv_b, runs: int = 3, cwd: Path = REPO) -> tuple[float, float, float]:
+    """Fresh processes A and B in turn (A B A B ...) after one warm-up each: (median wall of A,
+    median wall of B, median of the per-pair ratios B/A). Pairs see the same machine load, so the
+    ratio holds when the load drifts. argv_a, argv_b: argument lists, or functions of the run's
+    number (0 is the warm-up) giving one. A command that fails raises RuntimeError."""
+    import itertools
+    import statistics
+
+    counter = itertools.count()
+
+    def once(argv):
+        argv = argv(next(counter)) if callable(argv) else argv
+        t0 = time.perf_counter()
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=cwd)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)}: {done.stderr.strip()[-500:]}")
+        return time.perf_counter() - t0
+
+    once(argv_a)
+    once(argv_b)
+    pairs = [(once(argv_a), once(argv_b)) for _ in range(runs)]
+    return (statistics.median(a for a, _ in pairs), statistics.median(b for _, b in pairs),
+            statistics.median(b / a for a, b in pairs))
+
+
+def verdict(value: float, target: float, higher_is_better: bool) -> str:
+    ok = value >= target if higher_is_better else value <= target
+    return "pass" if ok else "miss"
+
+
 def best_of(fn, repeat: int = 3) -> float:
     """Best wall time of `repeat` runs (the least disturbed by other load on a shared machine)."""
     times = []

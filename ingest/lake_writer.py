@@ -54,20 +54,57 @@ def _cast(column, target: pa.DataType):
 
 def write_trace(lake: Path, trace_id: str, tables: dict[str, pa.Table], *, tracelake_version: str) -> None:
     """Write the trace's tables; `traces.tracelake_version` records the version of the writing program."""
-    lake = Path(lake)
-    tables = tables | {"traces": _stamped(conform("traces", tables.get("traces")), tracelake_version)}
-    staging = lake_layout.staging_dir(lake, trace_id)
-    try:
-        files = {name: lake_layout.staged_file(staging, name) for name in TABLES}
-        for path in files.values():
-            path.parent.mkdir(parents=True)
-        # pyarrow releases the GIL while encoding: write the tables in parallel.
-        with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
-            list(pool.map(lambda name: _write_parquet(conform(name, tables.get(name)), files[name]),
-                          sorted(TABLES, key=lambda n: -(tables[n].num_rows if n in tables else 0))))
-        lake_layout.publish(lake, trace_id, staging)
-    finally:
-        lake_layout.discard_staging(staging)
+    with TraceWriter(lake, trace_id, tracelake_version=tracelake_version) as writer:
+        writer.write(tables)
+        writer.publish()
+
+
+class TraceWriter:
+    """Writes one trace's tables as they are made, in background threads (pyarrow releases the GIL
+    while encoding), so that the ingest job computes the calling context and the critical path
+    while the base tables are written; `publish` writes the tables not given (empty), waits and
+    puts the trace in place. Leaving the `with` block without publishing discards what was staged.
+    """
+
+    def __init__(self, lake: Path, trace_id: str, *, tracelake_version: str):
+        self.lake, self.trace_id, self.version = Path(lake), trace_id, tracelake_version
+        self.staging = lake_layout.staging_dir(self.lake, trace_id)
+        self.files = {name: lake_layout.staged_file(self.staging, name) for name in TABLES}
+        self.pending: dict = {}
+        self.pool: ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> TraceWriter:
+        try:
+            for path in self.files.values():
+                path.parent.mkdir(parents=True)
+        except BaseException:
+            lake_layout.discard_staging(self.staging)
+            raise
+        self.pool = ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1))
+        return self
+
+    def write(self, tables: dict[str, pa.Table]) -> None:
+        """Start writing these tables (biggest first); each table is written once."""
+        for name in sorted(tables, key=lambda n: -(tables[n].num_rows if tables[n] is not None else 0)):
+            if name in self.pending:
+                raise ValueError(f"{name}: written twice for trace {self.trace_id}")
+            self.pending[name] = self.pool.submit(self._write, name, tables[name])
+
+    def _write(self, name: str, table: pa.Table | None) -> None:
+        table = conform(name, table)
+        if name == "traces":
+            table = _stamped(table, self.version)
+        _write_parquet(table, self.files[name])
+
+    def publish(self) -> None:
+        self.write({name: None for name in TABLES if name not in self.pending})
+        for future in self.pending.values():
+            future.result()  # raises the first error of a background write
+        lake_layout.publish(self.lake, self.trace_id, self.staging)
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        lake_layout.discard_staging(self.staging)
 
 
 def _stamped(traces: pa.Table, tracelake_version: str) -> pa.Table:

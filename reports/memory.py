@@ -38,16 +38,17 @@ def peak_rows(con, trace_id: str, limit: int = 40) -> list[dict]:
 
 
 def live_at_peak(con, trace_id: str, limit: int = 12) -> list[dict]:
-    """The largest calling contexts alive at the step with the highest peak (per process and device)."""
+    """The largest calling contexts alive at the step with the highest peak (per process and device;
+    the first such step when several reach it)."""
     rows = frame(con, f"""
         WITH top AS (
-            SELECT pid, device_id, arg_max(step_index, peak_allocated_bytes) AS step_index
+            SELECT pid, device_id, arg_max(step_index, {{'peak': peak_allocated_bytes, 'first': -step_index}}) AS step_index
             FROM memory_peaks WHERE trace_id = ? AND device_type = 'cuda' GROUP BY ALL
         )
         SELECT b.step, b.device_id, b.key AS call_stack, b.live_bytes, b.blocks, b.peak_pct
         FROM memory_peak_breakdown b JOIN top USING (pid, device_id, step_index)
         WHERE b.trace_id = ? AND b.device_type = 'cuda' AND b.grouping = 'call_stack'
-        ORDER BY b.pid, b.device_id, b.live_bytes DESC LIMIT {limit}""", [trace_id, trace_id]).to_dicts()
+        ORDER BY b.pid, b.device_id, b.live_bytes DESC, b.key LIMIT {limit}""", [trace_id, trace_id]).to_dicts()
     for r in rows:
         frames = r["call_stack"].split(" > ")
         r["context"] = ("… > " if len(frames) > CONTEXT_FRAMES else "") + " > ".join(frames[-CONTEXT_FRAMES:])

@@ -4,7 +4,7 @@
 -- (a trace of graph capture alone). A kernel name is a candidate when it ran at least 4
 -- times and at least 60 % of its intervals lie within 0.8-1.25 x their median; of the
 -- candidates covering at least 90 % of the longest coverage ((runs - 1) x median), the one
--- with the longest median interval is the anchor.
+-- with the longest median interval is the anchor (of equal ones, the last by name).
 -- gpu_periods_of(kernel_phases): the same over a table or CTE of kernels (trace_id, pid,
 -- name, start_ns, phase), for views that need the periods of a few traces only.
 --
@@ -44,7 +44,7 @@ candidates AS (
            FILTER (WHERE k.delta_ns IS NOT NULL) >= 0.6
 ),
 anchor AS (
-    SELECT trace_id, pid, arg_max(name, period_ns) AS anchor, max(period_ns) AS period_ns
+    SELECT trace_id, pid, arg_max(name, {'period_ns': period_ns, 'name': name}) AS anchor, max(period_ns) AS period_ns
     FROM (SELECT *, max(coverage_ns) OVER (PARTITION BY trace_id, pid) AS best_ns FROM candidates)
     WHERE coverage_ns >= 0.9 * best_ns
     GROUP BY ALL

@@ -1,0 +1,55 @@
+"""The report job renders several small runs' pages from one scoped database (report_job.batches):
+a page must not depend on which other traces are loaded beside its run's."""
+
+from __future__ import annotations
+
+from tracelake.analysis import report_job
+from tracelake.analysis.database import ScopedDatabase
+from tracelake.reports import data
+from tracelake.reports.render import trace_page
+
+
+def test_batches_merge_small_runs_and_keep_big_ones_alone():
+    scopes = [(("big",), ["big"]), (("r0", "r1"), ["r0", "r1"]), (("a",), ["a"]), (("b",), ["b"]), (("c",), ["c"])]
+    events = {"big": 400_000, "r0": 60_000, "r1": 60_000, "a": 15_000, "b": 10_000, "c": 5_000}
+    got = report_job.batches(scopes, events, workers=1)
+    assert got == [(["big"], ["big"]), (["r0", "r1", "a", "b", "c"], ["r0", "r1", "a", "b", "c"])]
+    # every page rendered exactly once, a run's traces always in one task
+    assert sorted(p for _, pages in got for p in pages) == sorted(events)
+    # more workers: a task holds at most a 2 x workers share of all events (here 137,500), so that
+    # the workers stay busy to the end
+    assert report_job.batches(scopes, events, workers=2) == [
+        (["big"], ["big"]), (["r0", "r1", "a"], ["r0", "r1", "a"]), (["b", "c"], ["b", "c"])]
+
+
+def test_views_are_frozen_in_catalog_order():
+    """What a frozen view reads is frozen before it; findings last, after each of its rules."""
+    from tracelake.analysis import catalog
+    from tracelake.ingest.schema import TABLES
+
+    files = catalog.load_files()
+    order = [name for f in catalog.ordered(files, set(TABLES)) for name in f.creates]
+    shared, page = report_job.SHARED_VIEWS, report_job.PAGE_VIEWS
+    assert shared[:-1] == sorted(shared[:-1], key=order.index) and shared[-1] == "findings"
+    assert page == sorted(page, key=order.index)
+    assert not set(shared) & set(page)
+    rules = {d for f in files if "findings" in f.creates for d in f.depends if d.startswith("finding_")}
+    assert rules and rules <= set(shared)
+
+
+def _page(db: ScopedDatabase, load: list[str], trace_id: str, views: list[str]) -> str:
+    con = db.load(load)
+    with data.frozen(con, views):
+        return trace_page(con, trace_id, version="test").html
+
+
+def test_page_is_the_same_with_other_traces_loaded(sample_con, sample_lake):
+    """A page alone (as a task of one page renders it) and with the other samples loaded and the
+    page views frozen too (as a task of several pages renders it)."""
+    ids = [r[0] for r in sample_con.sql("SELECT trace_id FROM traces ORDER BY file_bytes").fetchall()]
+    db = ScopedDatabase(sample_lake)
+    try:
+        alone = _page(db, [ids[0]], ids[0], report_job.SHARED_VIEWS)
+        assert _page(db, ids[::-1], ids[0], report_job.SHARED_VIEWS + report_job.PAGE_VIEWS) == alone
+    finally:
+        db.close()
