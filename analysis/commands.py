@@ -261,19 +261,23 @@ def run(args) -> int:
         print("error  --executor dask needs the dask extra: pip install 'tracelake[dask]'", file=sys.stderr)
         return EXIT_USAGE
     progress.finish(summary)
+    page_errors: list[dict] = []  # report pages that could not be rendered (the others were)
     if not args.no_reports and summary.files:
         from .report_job import write_run_reports  # Altair and vl-convert: only when needed
 
-        index = write_run_reports(args.out, summary.files, jobs=args.jobs)
+        index = write_run_reports(args.out, summary.files, jobs=args.jobs, executor=args.executor,
+                                  scheduler=args.scheduler, page_errors=page_errors)
+        for e in page_errors:
+            say(f"error  report page of {e['trace_id']}: {e['error']}", err=True)
         if not args.quiet and not args.json:
             say(f"reports: {index.resolve()}", err=True)
     if args.json:
         sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
-                                     "files": summary.files}, indent=1) + "\n")
+                                     "files": summary.files, "report_errors": page_errors}, indent=1) + "\n")
     if not summary.files:
         say(f"error  no trace files found under: {' '.join(args.paths)}", err=True)
         return EXIT_SOME_FAILED
-    return EXIT_SOME_FAILED if summary.failed else EXIT_OK
+    return EXIT_SOME_FAILED if summary.failed or page_errors else EXIT_OK
 
 
 def report(args) -> int:

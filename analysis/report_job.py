@@ -1,16 +1,20 @@
 """The report job: per-trace pages and an index page linking them, written atomically (temp + rename).
 
 The twin of run_job.py for the HTML side; reports/ only renders (a connection in, HTML out). Pages
-are rendered in a process pool, a run (its rank files, else one trace) per task, biggest
-first. Each worker keeps one ScopedDatabase (views installed once) and one warm chart renderer
-for all the runs it is given. Beside each page, traces/<trace_id>.json keeps the trace's row of
-the index, so the index never evaluates the views over the whole lake for them again.
+are rendered in a process pool, or on a Dask cluster (executor='dask': its workers must see the
+lake and the output folder at the same paths), a run (its rank files, else one trace) per task,
+biggest first. Each worker keeps one ScopedDatabase (views installed once) and one warm chart
+renderer for all the runs it is given. Beside each page, traces/<trace_id>.json keeps the trace's
+row of the index, so the index never evaluates the views over the whole lake for them again.
+A page that fails is listed (page_errors, and on the index) and the others go on; the index page
+is written last, by the caller's process.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 from tracelake.reports.data import INDEX_COLUMNS, frozen, index_rows
@@ -38,7 +42,7 @@ SHARED_VIEWS = ["gpu_ops", "gpu_op_class", "rank_runs", "collectives", "collecti
 
 def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
@@ -48,10 +52,15 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failures: list[dict] | None = None,
-                  render_ids: set[str] | None = None, index: Path | None = None, jobs: int | None = None) -> Path:
+                  render_ids: set[str] | None = None, index: Path | None = None, jobs: int | None = None,
+                  executor: str = "local", scheduler: str | None = None,
+                  page_errors: list[dict] | None = None) -> Path:
     """out_dir/traces/<trace_id>.html for each trace (only those in render_ids, all when None, are
     rendered again) and an index page linking them: `index`, by default out_dir/index.html.
-    jobs: worker processes (default: all cores). Returns the index path."""
+    jobs: worker processes (default: all cores), with executor 'local'; executor 'dask': the pages
+    are rendered on the Dask cluster at `scheduler`. A page that cannot be rendered is appended to
+    page_errors ({trace_id, error}) and listed on the index instead of linked; the others go on.
+    Returns the index path."""
     all_ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY file_bytes DESC").fetchall()]
     wanted = None if trace_ids is None else set(trace_ids)
     ids = [t for t in all_ids if wanted is None or t in wanted]
@@ -64,28 +73,36 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     events = dict(con.execute("SELECT trace_id, event_count FROM traces").fetchall())
     tasks = [(scope, [(t, str(links[t])) for t in members], siblings)
              for scope, members in batches(scopes, events, jobs or os.cpu_count() or 1)]
-    _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1)
+    _remove_leftovers(out_dir / "traces")
+    errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler)
+    if page_errors is not None:
+        page_errors.extend(errors)
+    failed = {e["trace_id"] for e in errors}
     if trace_ids is None:  # pages of traces no longer in the lake (changed or pruned files) go too
         for page in (out_dir / "traces").glob("*.html"):
             if page.stem not in links:
                 page.unlink(missing_ok=True)
                 _index_row_path(page).unlink(missing_ok=True)
     index = index or out_dir / "index.html"
-    relative = {t: Path(os.path.relpath(p, index.parent)).as_posix() for t, p in links.items()}
-    rows = {t: row for t in ids if (row := _read_index_row(links[t])) is not None}
-    missing = [t for t in ids if t not in rows]
+    relative = {t: Path(os.path.relpath(p, index.parent)).as_posix() for t, p in links.items() if t not in failed}
+    rows = {t: row for t in ids if t not in failed and (row := _read_index_row(links[t])) is not None}
+    missing = [t for t in ids if t not in rows and t not in failed]
     rows |= {r["trace_id"]: r for r in (index_rows(con, missing) if missing else [])}
-    write_atomically(index, index_report(con, relative, failures or [], list(rows.values()), version=__version__))
+    listed = (failures or []) + [{"path": e["trace_id"], "error": f"report page of {e['trace_id']}: {e['error']}"}
+                                 for e in errors]
+    write_atomically(index, index_report(con, relative, listed, list(rows.values()), version=__version__))
     return index
 
 
-def write_run_reports(out: str | Path, files: list[dict], jobs: int | None = None) -> Path:
+def write_run_reports(out: str | Path, files: list[dict], jobs: int | None = None, executor: str = "local",
+                      scheduler: str | None = None, page_errors: list[dict] | None = None) -> Path:
     """The reports of a batch run (`tracelake run`, tracelake.run): OUTDIR/reports/index.html and the
     pages of the traces it ingested again; files: RunSummary.files. Returns the index path."""
     con = connect(Path(out) / "lake")
     try:
         return write_reports(con, Path(out) / "reports", failures=[f for f in files if f["status"] == "error"],
-                             render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs)
+                             render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs,
+                             executor=executor, scheduler=scheduler, page_errors=page_errors)
     finally:
         con.close()
 
@@ -103,30 +120,73 @@ def _read_index_row(page: Path) -> dict | None:
     return row if isinstance(row, dict) and row.keys() == set(INDEX_COLUMNS) else None
 
 
-def _run_tasks(lake: str, tasks: list, jobs: int) -> None:
+def _remove_leftovers(pages: Path) -> None:
+    """Temporary files of page writers that were killed (a worker lost mid-write): never a page."""
+    for tmp in pages.glob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
+def _run_tasks(lake: str, tasks: list, jobs: int, executor: str = "local", scheduler: str | None = None) -> list[dict]:
+    """Render every task's pages; returns the pages that failed ({trace_id, error})."""
+    if executor == "dask":
+        from distributed import Client, as_completed
+
+        with Client(scheduler) as client:
+            futures = {client.submit(_render_run, lake, *task, pure=False): task for task in tasks}
+            return [e for future in as_completed(futures) for e in _task_errors(future, futures[future][1])]
     if jobs <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            _render_run(lake, *task)
-        return
+        return [e for task in tasks for e in _render_run(lake, *task)]
     with process_pool(min(jobs, len(tasks))) as pool:
-        for future in [pool.submit(_render_run, lake, *task) for task in tasks]:
-            future.result()
+        return [e for future in [pool.submit(_render_run, lake, *task) for task in tasks] for e in future.result()]
 
 
-_DATABASES: dict[str, ScopedDatabase] = {}  # per process: lake -> its scoped database
+def _task_errors(future, pages: list[tuple[str, str]]) -> list[dict]:
+    """A Dask task's failed pages; a task that failed as a whole (its worker lost too often, its
+    database not loadable) fails all its pages."""
+    try:
+        return future.result()
+    except Exception as e:  # noqa: BLE001 - listed per page, the other tasks go on
+        return [{"trace_id": t, "error": _error_line(e)} for t, _ in pages]
 
 
-def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], siblings: dict[str, str]) -> None:
-    db = _DATABASES.get(lake)
-    if db is None:
-        db = _DATABASES[lake] = ScopedDatabase(lake)
-    con = db.load(scope)
-    with frozen(con, SHARED_VIEWS + (PAGE_VIEWS if len(pages) > 1 else [])):
-        for trace_id, path in pages:
-            page = trace_page(con, trace_id, siblings, version=__version__,
-                              whatif=critpath_whatif.report_rows(con, trace_id))
-            write_atomically(Path(path), page.html)
-            write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
+def _error_line(e: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {e}".split())
+
+
+_DATABASES = threading.local()  # per worker thread (Dask runs tasks in threads): lake -> its scoped database
+
+
+def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], siblings: dict[str, str]) -> list[dict]:
+    """Render a run's pages; a page that fails is returned ({trace_id, error}) and its old page
+    removed (no page of other data stays), the others are written."""
+    errors: dict[str, str] = {}
+    done: set[str] = set()
+    try:
+        cache = _DATABASES.__dict__
+        if lake not in cache:
+            cache[lake] = ScopedDatabase(lake)
+        con = cache[lake].load(scope)
+        with frozen(con, SHARED_VIEWS + (PAGE_VIEWS if len(pages) > 1 else [])):
+            for trace_id, path in pages:
+                try:
+                    page = trace_page(con, trace_id, siblings, version=__version__,
+                                      whatif=critpath_whatif.report_rows(con, trace_id))
+                    write_atomically(Path(path), page.html)
+                    write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
+                except Exception as e:  # noqa: BLE001 - one page's error does not stop the others
+                    errors[trace_id] = _error_line(e)
+                done.add(trace_id)
+    except Exception as e:  # noqa: BLE001 - the run's traces could not be loaded: its other pages fail
+        errors |= {t: _error_line(e) for t, _ in pages if t not in done}
+    for trace_id, path in pages:
+        if trace_id in errors:
+            _remove_page(Path(path))
+    return [{"trace_id": t, "error": error} for t, error in errors.items()]
+
+
+def _remove_page(page: Path) -> None:
+    page.unlink(missing_ok=True)
+    _index_row_path(page).unlink(missing_ok=True)
 
 
 # Views the page sections read once each (reports/data.py, memory.py, operators.py), in catalog

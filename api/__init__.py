@@ -76,21 +76,23 @@ ingest = _ingest_package
 
 
 def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int | None = None,
-        prune: bool = False, reports: bool = True) -> RunSummary:
+        prune: bool = False, reports: bool = True, executor: str = "local",
+        scheduler: str | None = None) -> RunSummary:
     """The batch job of ``tracelake run``: every trace under `dirs` into ``out/lake`` (in parallel,
     skipping unchanged files), then the HTML reports under ``out/reports`` unless reports=False.
 
     Returns the RunSummary: ``lake`` (its path), ``seconds``, and ``files``, a dict per file
     (path, status 'ok' / 'unchanged' / 'removed' / 'skipped' / 'error', trace_id, events,
-    seconds, error, warnings), the rows of ``tracelake run --json``.
+    seconds, error, warnings), the rows of ``tracelake run --json``. executor='dask' runs the
+    ingest and the report pages on the Dask cluster at `scheduler` (docs/run.md).
     """
     from tracelake.analysis import run_job
 
-    summary = run_job.run(_paths(dirs), out, jobs=jobs, prune=prune)
+    summary = run_job.run(_paths(dirs), out, jobs=jobs, prune=prune, executor=executor, scheduler=scheduler)
     if reports and summary.files:
         from tracelake.analysis.report_job import write_run_reports
 
-        write_run_reports(out, summary.files, jobs=jobs)
+        write_run_reports(out, summary.files, jobs=jobs, executor=executor, scheduler=scheduler)
     return summary
 
 

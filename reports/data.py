@@ -1,6 +1,7 @@
 """What the report sections show, as queries on the lake's views: they select, order, rename and
-convert units for display; joins and aggregates live in views (trace_summary, rank_summary,
-findings_by_rule, memset_kind_summary, ...)."""
+convert units for display, and reshape rows for a chart; joins, aggregates and layout live in
+views (trace_summary, rank_summary, findings_by_rule, idle_cause_summary, gpu_gap_histogram,
+callctx_icicle, run_overview, run_comparison_changes, ...)."""
 
 from __future__ import annotations
 
@@ -92,8 +93,8 @@ def nvtx_table(con, trace_id: str, limit: int = 15) -> list[dict]:
 
 
 def idle_causes(con, trace_id: str) -> list[dict]:
-    return frame(con, """SELECT cause, sum(gap_count) AS gaps, sum(idle_ns) AS idle_ns FROM idle_breakdown_by_device
-                         WHERE trace_id = ? GROUP BY cause ORDER BY idle_ns DESC""", [trace_id]).to_dicts()
+    return frame(con, """SELECT cause, gaps, idle_ns FROM idle_cause_summary WHERE trace_id = ?
+                         ORDER BY idle_ns DESC, cause""", [trace_id]).to_dicts()
 
 
 def steps_table(con, trace_id: str, limit: int = 30) -> list[dict]:
@@ -117,9 +118,8 @@ def graph_replays_table(con, trace_id: str, limit: int = 20) -> list[dict]:
 
 def gpu_phases(con, trace_id: str) -> list[dict]:
     """GPU time by phase (replay, capture, warm-up, eager), only for traces with CUDA graph activity."""
-    return frame(con, """SELECT phase, sum(ops) AS ops, sum(gpu_ns) AS gpu_ns FROM gpu_phase_summary
-                         WHERE trace_id = ? GROUP BY phase
-                         QUALIFY bool_or(phase <> 'eager') OVER () ORDER BY gpu_ns DESC""", [trace_id]).to_dicts()
+    return frame(con, """SELECT phase, ops, gpu_ns FROM graph_phase_totals WHERE trace_id = ?
+                         ORDER BY gpu_ns DESC, phase""", [trace_id]).to_dicts()
 
 
 def findings_table(con, trace_id: str) -> list[dict]:
@@ -127,24 +127,10 @@ def findings_table(con, trace_id: str) -> list[dict]:
                          WHERE trace_id = ? ORDER BY total_ns DESC""", [trace_id]).to_dicts()
 
 
-def icicle(con, trace_id: str, min_pct: float = 0.5, max_depth: int = 14) -> pl.DataFrame:
-    """Node rectangles of the 'stack' calling-context tree: children laid out inside their parent."""
-    nodes = frame(con, """SELECT node_id, parent_id, depth, label,
-                                 CASE WHEN kind IN ('kernel', 'memcpy', 'memset') THEN op_class_of(kind, label)
-                                      ELSE kind END AS kind, inclusive_pct FROM callctx_topdown
-                          WHERE trace_id = ? AND tree = 'stack' AND inclusive_pct >= ? AND depth BETWEEN 1 AND ?
-                          ORDER BY depth, inclusive_pct DESC""", [trace_id, min_pct, max_depth])
-    start = {0: 0.0}
-    rows = []
-    for node_id, parent_id, depth, label, kind, share in nodes.iter_rows():
-        if parent_id not in start:
-            continue
-        x0 = start[parent_id]
-        start[parent_id] = x0 + share
-        start[node_id] = x0
-        rows.append({"depth": depth, "x0": x0, "x1": x0 + share, "label": label, "kind": kind})
-    return pl.DataFrame(rows, schema={"depth": pl.Int32, "x0": pl.Float64, "x1": pl.Float64, "label": pl.String,
-                                      "kind": pl.String})
+def icicle(con, trace_id: str) -> pl.DataFrame:
+    """Node rectangles of the 'stack' calling-context tree, children inside their parent (callctx_icicle)."""
+    return frame(con, """SELECT depth, x0, x1, label, kind FROM callctx_icicle WHERE trace_id = ?
+                         ORDER BY depth, x0""", [trace_id])
 
 
 def memcpy_chart(con, trace_id: str) -> pl.DataFrame:
@@ -159,38 +145,29 @@ def memcpy_chart(con, trace_id: str) -> pl.DataFrame:
         ORDER BY total_ms DESC""", [trace_id, trace_id])
 
 
-# Idle-gap length bins for the distribution chart (lower bound in ns, label).
-GAP_BINS = [(10_000, "10-30 µs"), (30_000, "30-100 µs"), (100_000, "0.1-0.3 ms"), (300_000, "0.3-1 ms"),
-            (1_000_000, "1-3 ms"), (3_000_000, "3-10 ms"), (10_000_000, "10-30 ms"), (30_000_000, "30-100 ms"),
-            (100_000_000, "0.1-1 s"), (1_000_000_000, "> 1 s")]
-GAP_LABELS = [label for _, label in GAP_BINS]
+def gap_labels(con) -> list[str]:
+    """The gap length bins' labels, shortest first (gap_length_bins)."""
+    return frame(con, "SELECT bin FROM gap_length_bins ORDER BY bin_index")["bin"].to_list()
 
 
 def gap_distribution(con, trace_id: str) -> pl.DataFrame:
-    """GPU idle time in gaps longer than 10 µs, by gap length (GAP_BINS) and cause."""
-    upper_bounds = [b for b, _ in GAP_BINS[1:]]
-    gaps = frame(con, f"""
-        SELECT len(list_filter({upper_bounds}, lambda b: b <= duration_ns)) AS bin_index, cause,
-               sum(duration_ns) / 1e6 AS idle_ms, count(*) AS gaps
-        FROM gpu_gap_causes_over(10000) WHERE trace_id = ? GROUP BY ALL ORDER BY bin_index""", [trace_id])
-    return gaps.with_columns(bin=pl.col("bin_index").map_elements(GAP_LABELS.__getitem__, return_dtype=pl.String))
+    """GPU idle time in gaps longer than 10 µs, by gap length and cause (gpu_gap_histogram)."""
+    return frame(con, """SELECT bin_index, cause, idle_ns / 1e6 AS idle_ms, gaps, bin FROM gpu_gap_histogram
+                         WHERE trace_id = ? ORDER BY bin_index, cause""", [trace_id])
 
 
 def largest_gaps(con, trace_id: str, limit: int = 10) -> list[dict]:
-    return frame(con, f"""SELECT pid, device_id, start_ns - min(start_ns) OVER () AS at_ns, duration_ns, next_op,
-                                 launch_api, launch_delay_ns, cause, host_activity
-                          FROM gpu_gap_causes_over(10000) WHERE trace_id = ?
-                          QUALIFY row_number() OVER (ORDER BY duration_ns DESC) <= {limit}
-                          ORDER BY duration_ns DESC""", [trace_id]).to_dicts()
+    return frame(con, f"""SELECT pid, device_id, at_ns, duration_ns, next_op, launch_api, launch_delay_ns, cause,
+                                 host_activity
+                          FROM largest_gpu_gaps WHERE trace_id = ? AND size_rank <= {limit}
+                          ORDER BY duration_ns DESC, size_rank""", [trace_id]).to_dicts()
 
 
 def step_breakdown(con, trace_id: str, limit: int = 40) -> pl.DataFrame:
     """Per step of the first rank/process: compute, busy without compute, idle (ms); they add up to the step."""
     wide = frame(con, f"""
-        SELECT step_index, step, compute_ns / 1e6 AS compute, (gpu_busy_ns - compute_ns) / 1e6 AS non_compute,
-               gpu_idle_ns / 1e6 AS idle
-        FROM steps WHERE trace_id = ? AND pid = (SELECT min(pid) FROM steps WHERE trace_id = ?)
-        ORDER BY step_index LIMIT {limit}""", [trace_id, trace_id])
+        SELECT step_index, step, compute_ns / 1e6 AS compute, non_compute_ns / 1e6 AS non_compute, idle_ns / 1e6 AS idle
+        FROM step_time_split WHERE trace_id = ? AND is_first_process ORDER BY step_index LIMIT {limit}""", [trace_id])
     return wide.unpivot(index=["step_index", "step"], variable_name="category", value_name="ms")
 
 
@@ -200,10 +177,8 @@ CRITICAL_PATH_CLASSES = ("cpu", "data_loading", "launch_overhead", "kernel_to_ke
 
 def critical_path_steps(con, trace_id: str, limit: int = 40) -> pl.DataFrame:
     """Per step of the first process: its critical path (critical_path_summary), one row per step."""
-    return frame(con, f"""
-        SELECT * FROM critical_path_summary
-        WHERE trace_id = ? AND pid IS NOT DISTINCT FROM (SELECT min(pid) FROM critical_path_summary WHERE trace_id = ?)
-        ORDER BY step_index LIMIT {limit}""", [trace_id, trace_id])
+    return frame(con, f"SELECT * FROM critical_path_first_steps WHERE trace_id = ? ORDER BY step_index LIMIT {limit}",
+                 [trace_id])
 
 
 def critical_path_chart(steps: pl.DataFrame) -> pl.DataFrame:
@@ -216,16 +191,8 @@ def critical_path_chart(steps: pl.DataFrame) -> pl.DataFrame:
 
 def critical_path_ops(con, trace_id: str, limit: int = 12) -> list[dict]:
     """What puts the most time on the critical paths of the first process, over all its steps."""
-    return frame(con, f"""
-        WITH first_pid AS (SELECT min(pid) AS pid FROM critical_path_summary WHERE trace_id = ?),
-        total AS (SELECT sum(path_ns) AS ns FROM critical_path_summary
-                  WHERE trace_id = ? AND pid IS NOT DISTINCT FROM (SELECT pid FROM first_pid))
-        SELECT event_kind, name, class, CAST(sum(path_ns) AS BIGINT) AS path_ns, sum(edges) AS edges,
-               100.0 * sum(path_ns) / any_value(total.ns) AS pct
-        FROM critical_path_ops, total
-        WHERE trace_id = ? AND pid IS NOT DISTINCT FROM (SELECT pid FROM first_pid)
-        GROUP BY event_kind, name, class ORDER BY path_ns DESC LIMIT {limit}""",
-                 [trace_id, trace_id, trace_id]).to_dicts()
+    return frame(con, f"""SELECT event_kind, name, class, path_ns, edges, pct FROM critical_path_first_ops
+                          WHERE trace_id = ? ORDER BY path_ns DESC, name LIMIT {limit}""", [trace_id]).to_dicts()
 
 
 def rank_rows(con, trace_id: str) -> list[dict]:
@@ -237,29 +204,10 @@ def rank_rows(con, trace_id: str) -> list[dict]:
                  [trace_id]).to_dicts()
 
 
-def run_comparisons(con, limit_kernels: int = 6) -> list[dict]:
+def run_comparisons(con) -> list[dict]:
     """Each run next to the previous run of the same workload, with the kernels that changed most
-    (half slower, half faster)."""
-    pairs = frame(con, """
-        SELECT c.*, a.first_file, b.first_file AS previous_file
-        FROM run_comparison c JOIN runs a ON a.run_id = c.run_id JOIN runs b ON b.run_id = c.previous_run_id
-        ORDER BY a.first_file""").to_dicts()
-    if not pairs:
-        return []
-    changes = frame(con, f"""
-        SELECT run_id, previous_run_id, name, compared_per, kernel_ns_per_rank, previous_kernel_ns_per_rank,
-               delta_ns_per_rank, kernel_ns_per_rank_step, previous_kernel_ns_per_rank_step,
-               delta_ns_per_rank_step, change_pct
-        FROM run_kernel_changes
-        QUALIFY row_number() OVER (PARTITION BY run_id, previous_run_id,
-                                                coalesce(delta_ns_per_rank_step, delta_ns_per_rank) > 0
-                                   ORDER BY abs(coalesce(delta_ns_per_rank_step, delta_ns_per_rank)) DESC)
-                <= {limit_kernels // 2}
-        ORDER BY coalesce(delta_ns_per_rank_step, delta_ns_per_rank) DESC""")
-    for p in pairs:
-        p["kernels"] = changes.filter((pl.col("run_id") == p["run_id"])
-                                      & (pl.col("previous_run_id") == p["previous_run_id"])).to_dicts()
-    return pairs
+    (3 slower, 3 faster: run_comparison_changes)."""
+    return frame(con, "SELECT * FROM run_comparison_changes ORDER BY first_file, run_id").to_dicts()
 
 
 SUMMARY_COLUMNS = ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated", "idle_pct",
@@ -284,8 +232,7 @@ def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
                           WHERE ? IS NULL OR list_contains(?, trace_id) ORDER BY file_name""",
                  [trace_ids, trace_ids]).to_dicts()
     # the first rank of each distributed run (rank_runs evaluated once, not once per trace)
-    firsts = set(frame(con, """SELECT arg_min(trace_id, rank) AS trace_id FROM rank_runs
-                               GROUP BY run_id HAVING count(DISTINCT rank) > 1""")["trace_id"].to_list())
+    firsts = set(frame(con, "SELECT trace_id FROM run_first_rank")["trace_id"].to_list())
     for row in rows:
         row["run_ranks"] = run_ranks_of(row["trace_id"], rank_rows(con, row["trace_id"])) \
             if row["trace_id"] in firsts else []
@@ -313,13 +260,9 @@ def run_rows(con, trace_rows: list[dict]) -> list[dict]:
     run of the same workload (run_comparison: step time when both record steps, else kernel time)."""
     by_trace = {r["trace_id"]: r for r in trace_rows}
     runs = frame(con, """
-        SELECT r.run_id, r.trace_ids, r.first_file, r.start_epoch_ns, r.ranks, r.steps_per_rank, r.median_step_ns,
-               r.kernel_ns_per_rank, r.idle_pct, c.previous_run_id, p.first_file AS previous_file,
-               c.compared_per, coalesce(c.step_change_pct, c.kernel_change_pct) AS change_pct
-        FROM runs r
-        LEFT JOIN run_comparison c USING (run_id)
-        LEFT JOIN runs p ON p.run_id = c.previous_run_id
-        ORDER BY r.start_epoch_ns NULLS LAST, r.first_file""").to_dicts()
+        SELECT run_id, trace_ids, first_file, start_epoch_ns, ranks, steps_per_rank, median_step_ns,
+               kernel_ns_per_rank, idle_pct, previous_run_id, previous_file, compared_per, change_pct
+        FROM run_overview ORDER BY start_epoch_ns NULLS LAST, first_file""").to_dicts()
     out = []
     for run in runs:
         members = [by_trace[t] for t in run["trace_ids"] if t in by_trace]
@@ -334,33 +277,9 @@ def run_rows(con, trace_rows: list[dict]) -> list[dict]:
     return out
 
 
-def workloads(con) -> dict[str, str]:
-    """run_id -> its workload's label (the first file of its earliest run): runs linked by
-    run_comparison (each to the latest earlier run of the same workload) form one workload."""
-    runs = frame(con, "SELECT run_id, first_file, start_epoch_ns FROM runs ORDER BY start_epoch_ns NULLS LAST, "
-                      "first_file").to_dicts()
-    parent = {r["run_id"]: r["run_id"] for r in runs}
-
-    def root(run_id: str) -> str:
-        while parent[run_id] != run_id:
-            run_id = parent[run_id]
-        return run_id
-
-    for run_id, previous in frame(con, "SELECT run_id, previous_run_id FROM run_comparison").iter_rows():
-        if run_id in parent and previous in parent:
-            a, b = root(run_id), root(previous)
-            parent[max(a, b)] = min(a, b)
-    first = {}
-    for r in runs:  # oldest first: the first run seen of each workload names it
-        first.setdefault(root(r["run_id"]), r["first_file"])
-    return {r["run_id"]: first[root(r["run_id"])] for r in runs}
-
-
 def run_history(con) -> pl.DataFrame:
-    """A row per run with a wall-clock start: workload, run (its first file), started (UTC),
-    step_ms (median step; NULL without steps), idle_pct."""
-    names = workloads(con)
-    rows = frame(con, """SELECT run_id, first_file AS run, make_timestamp(CAST(start_epoch_ns // 1000 AS BIGINT))
-                                AS started, median_step_ns / 1e6 AS step_ms, idle_pct
-                         FROM runs WHERE start_epoch_ns IS NOT NULL ORDER BY started""")
-    return rows.with_columns(pl.col("run_id").replace_strict(names, default=None).alias("workload")).drop("run_id")
+    """A row per run with a wall-clock start: run (its first file), started (UTC), step_ms (median
+    step; NULL without steps), idle_pct, workload (run_overview)."""
+    return frame(con, """SELECT first_file AS run, make_timestamp(CAST(start_epoch_ns // 1000 AS BIGINT)) AS started,
+                                median_step_ns / 1e6 AS step_ms, idle_pct, workload
+                         FROM run_overview WHERE start_epoch_ns IS NOT NULL ORDER BY started, first_file""")

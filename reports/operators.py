@@ -54,7 +54,8 @@ def roofline_points(con, trace_id: str) -> pl.DataFrame:
         SELECT name, category, precision, arithmetic_intensity AS ai, achieved_tflops AS tflops,
                device_ns / 1e6 AS device_ms
         FROM op_efficiency_summary
-        WHERE trace_id = ? AND flops > 0 AND bytes > 0 AND achieved_tflops > 0 AND peak_tflops IS NOT NULL""",
+        WHERE trace_id = ? AND flops > 0 AND bytes > 0 AND achieved_tflops > 0 AND peak_tflops IS NOT NULL
+        ORDER BY device_ns DESC, name, precision, shapes""",
                  [trace_id])
 
 
@@ -62,7 +63,8 @@ def roofs(con, trace_id: str) -> pl.DataFrame:
     """The roofs of the precisions in roofline_points: peak TFLOP/s and bandwidth of the GPU."""
     return frame(con, """
         SELECT DISTINCT precision, peak_tflops, peak_tbps, gpu FROM op_efficiency_summary
-        WHERE trace_id = ? AND flops > 0 AND bytes > 0 AND peak_tflops IS NOT NULL AND peak_tbps IS NOT NULL""",
+        WHERE trace_id = ? AND flops > 0 AND bytes > 0 AND peak_tflops IS NOT NULL AND peak_tbps IS NOT NULL
+        ORDER BY precision""",
                  [trace_id])
 
 

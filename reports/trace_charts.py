@@ -43,7 +43,7 @@ def memcpy(con, trace_id: str) -> alt.Chart | None:
 def idle_gaps(con, trace_id: str) -> alt.Chart | None:
     """GPU idle time in gaps over 10 µs, by gap length and cause (host_wait / kernel_wait / other)."""
     frame = data.gap_distribution(con, trace_id)
-    return charts.gap_distribution(frame, data.GAP_LABELS) if frame.height else None
+    return charts.gap_distribution(frame, data.gap_labels(con)) if frame.height else None
 
 
 def step_time(con, trace_id: str) -> alt.Chart | None:

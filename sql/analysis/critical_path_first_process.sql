@@ -1,0 +1,49 @@
+-- critical_path_first_steps: critical_path_summary for the trace's first process only
+-- (the lowest pid; the trace page shows one process's steps). One row per step.
+--
+-- depends: critical_path_summary, critical_path_ops
+--
+-- @column trace_id            Trace.
+-- @column rank                Distributed rank (NULL when unknown).
+-- @column pid                 Process of the step.
+-- @column step                Step range name (ProfilerStep#N, step N; '(trace)' when none).
+-- @column step_index          Order of the step in its process (0 = first).
+-- @column step_ns             Length of the step range (ns).
+-- @column path_ns             Length of the critical path (ns); = the sum of the *_ns classes.
+-- @column cpu_ns              CPU operator and API-call time on the path (ns).
+-- @column data_loading_ns     DataLoader operators and data-loading ranges on the path (ns).
+-- @column launch_overhead_ns  Launch call start -> GPU operation start, idle stream (ns).
+-- @column kernel_to_kernel_ns Gaps between queued operations on a stream (ns).
+-- @column gpu_compute_ns      Compute kernels (ns).
+-- @column communication_ns    Communication (NCCL/RCCL) kernels (ns).
+-- @column memcpy_ns           Memcpy and memset (ns).
+-- @column sync_wait_ns        GPU operation end -> the waiting CPU call's return (ns).
+-- @column bound_by            The class with the most time on the path.
+-- @column path_pct_of_step    path_ns / step_ns x 100.
+-- @column is_lower_bound      True when the trace has no GPU synchronization events: CPU
+--                             waits on the GPU are unseen, so the path may be longer.
+CREATE OR REPLACE VIEW critical_path_first_steps AS
+SELECT * FROM critical_path_summary
+QUALIFY pid IS NOT DISTINCT FROM min(pid) OVER (PARTITION BY trace_id);
+
+-- critical_path_first_ops: what puts the most time on the critical paths of the trace's
+-- first process over all its steps (critical_path_ops summed over the steps). One row per
+-- trace and (event kind, name, class).
+--
+-- @column event_kind Kind of the attributed event: 'cpu_op', 'call', 'nvtx', 'kernel',
+--                 'memcpy', 'memset' (NULL for dependencies).
+-- @column name    Name of the attributed event.
+-- @column class   'cpu', 'data_loading', 'launch_overhead', 'kernel_to_kernel', 'gpu_compute',
+--                 'communication', 'memcpy', 'sync_wait'; NULL for zero-weight dependencies.
+-- @column path_ns  Time it puts on the process's paths, over all steps (ns).
+-- @column edges    Path edges attributed to it, over all steps.
+-- @column pct      path_ns / the summed path length of the process's steps x 100.
+CREATE OR REPLACE VIEW critical_path_first_ops AS
+WITH total AS (
+    SELECT trace_id, any_value(pid) AS pid, sum(path_ns) AS path_ns FROM critical_path_first_steps GROUP BY trace_id
+)
+SELECT o.trace_id, o.event_kind, o.name, o.class, CAST(sum(o.path_ns) AS BIGINT) AS path_ns,
+       CAST(sum(o.edges) AS BIGINT) AS edges, 100.0 * sum(o.path_ns) / any_value(t.path_ns) AS pct
+FROM critical_path_ops o
+JOIN total t ON t.trace_id = o.trace_id AND o.pid IS NOT DISTINCT FROM t.pid
+GROUP BY o.trace_id, o.event_kind, o.name, o.class;
