@@ -17,8 +17,8 @@
 -- @column cause           'host_wait', 'kernel_wait', 'other' or 'in_graph' (idle_cause).
 -- @column host_activity   What the launching thread was doing at the gap start (NULL if nothing recorded).
 -- @column at_ns      Gap start - the start of the trace's first gap over 10 us (ns).
--- @column size_rank  1 = the trace's longest gap (ties in no fixed order).
+-- @column size_rank  1 = the trace's longest gap (equal lengths: the earlier first).
 CREATE OR REPLACE VIEW largest_gpu_gaps AS
 SELECT *, start_ns - min(start_ns) OVER (PARTITION BY trace_id) AS at_ns,
-       row_number() OVER (PARTITION BY trace_id ORDER BY duration_ns DESC) AS size_rank
+       row_number() OVER (PARTITION BY trace_id ORDER BY duration_ns DESC, start_ns, pid, device_id) AS size_rank
 FROM gpu_gap_causes_over(10000);

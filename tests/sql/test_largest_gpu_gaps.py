@@ -25,3 +25,12 @@ def test_ranked(con):
                         ORDER BY trace_id, size_rank""") == [
         ("t", 200 * US, 50 * US, "c", 100 * US, 1), ("t", 100 * US, 15 * US, "b", 0, 2),
         ("u", 10 * US, 20 * US, "b", 0, 1)]
+
+
+def test_equal_lengths_rank_the_earlier_first(con):
+    given(con, "kernels", KERNEL, [
+        ("t", 1, 0, 7, 10, 100 * US, 1, "a"), ("t", 1, 0, 7, 120 * US, 200 * US, 2, "b"),  # 20 us at 100 us
+        ("t", 1, 0, 7, 220 * US, 300 * US, 3, "c"),                                       # 20 us at 200 us
+    ])
+    load_sql(con, "analysis/largest_gpu_gaps.sql")
+    assert rows(con, "SELECT size_rank, next_op FROM largest_gpu_gaps ORDER BY size_rank") == [(1, "b"), (2, "c")]

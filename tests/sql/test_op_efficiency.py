@@ -78,3 +78,17 @@ def test_without_shapes_the_numbers_are_null_not_zero(con):
     assert rows(con, "SELECT flops, mfu_pct, flops_device_ns FROM mfu") == [(None, None, None)]
     assert rows(con, "SELECT gpu_ns, modelled_ns, coverage_pct, has_shapes FROM model_coverage") == [
         (500, None, None, False)]
+
+
+def test_summary_per_shapes(con):
+    trace(con)
+    op(con, 1, "aten::mm", [[4096, 4096], [4096, 4096]], [BF, BF], kernel_ns=200_000)
+    op(con, 2, "aten::mm", [[4096, 4096], [4096, 4096]], [BF, BF], kernel_ns=300_000)
+    op(con, 3, "aten::add", [[1024, 1024], [1024, 1024], []], [BF, BF, "Scalar"], kernel_ns=5_000)
+    load_sql(con, "analysis/op_efficiency_summary.sql")
+    got = rows(con, """SELECT name, calls, flops, bytes, device_ns, arithmetic_intensity, bound, gpu
+                       FROM op_efficiency_summary ORDER BY name""")
+    flops, bytes_ = 2 * 4096**3, 3 * 4096 * 4096 * 2
+    assert got[0] == ("aten::add", 1, None, 3 * 1024 * 1024 * 2, 5_000, None, "memory", "H100 SXM5 80GB")
+    assert got[1][:5] == ("aten::mm", 2, flops, bytes_, 500_000) and got[1][6:] == ("compute", "H100 SXM5 80GB")
+    assert got[1][5] == pytest.approx(flops / bytes_)
