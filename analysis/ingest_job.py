@@ -77,6 +77,14 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None) -> FileOutco
                        warnings=tuple(result.warnings))
 
 
+def skip_if_no_trace(outcome: FileOutcome) -> FileOutcome:
+    """A file that is no trace at all (a results .json beside the traces) is listed as skipped,
+    not counted as a failure: `outcome` with status 'skipped' instead of 'error'."""
+    if outcome.status == "error" and outcome.error_kind == ErrorKind.NOT_A_TRACE:
+        outcome.status = "skipped"
+    return outcome
+
+
 def ingest_paths(paths: list[str], lake: str | Path,
                  on_outcome: Callable[[FileOutcome], None] = lambda o: None,
                  limits: Limits | None = None) -> list[FileOutcome]:
@@ -85,8 +93,8 @@ def ingest_paths(paths: list[str], lake: str | Path,
     named = set(paths)
     for path in discover(paths):
         outcome = ingest_one(path, lake, limits)
-        if outcome.error_kind == ErrorKind.NOT_A_TRACE and path not in named:
-            outcome.status = "skipped"  # found in a folder and no trace at all (a results .json): listed only
+        if path not in named:  # found in a folder; a file named on the command line must be a trace
+            skip_if_no_trace(outcome)
         on_outcome(outcome)
         outcomes.append(outcome)
     # the materialized views of the new traces and of their runs' other ranks (analysis/derive.py)

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tracelake.ingest.discover import discover
-from tracelake.ingest.errors import ErrorKind, TraceError
+from tracelake.ingest.errors import TraceError
 from tracelake.ingest.identity import file_sha256
 from tracelake.ingest.lake_layout import delete_trace, lake_index, loose_trace_ids, prepare_for_writing
 from tracelake.ingest.printable import path_text
@@ -26,7 +26,7 @@ from tracelake.ingest.reading import Limits, is_regular
 
 from . import compact, derive
 from .database import update_database
-from .ingest_job import FileOutcome, ingest_one
+from .ingest_job import FileOutcome, ingest_one, skip_if_no_trace
 from .worker_pool import process_pool
 
 
@@ -105,8 +105,7 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
                 summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
     done = 0
     for outcome in _execute(todo, lake, jobs, executor, scheduler, limits):
-        if outcome.status == "error" and outcome.error_kind == ErrorKind.NOT_A_TRACE:
-            outcome.status = "skipped"  # a file that is not a trace at all: listed, not a failure
+        skip_if_no_trace(outcome)
         if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
             delete_trace(lake, known[outcome.path][1])  # the file changed: drop its old trace
             gone_from.add(os.path.dirname(outcome.path))

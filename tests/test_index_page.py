@@ -22,6 +22,10 @@ from tracelake.reports.render import index_report
 DAY_NS = 86_400 * 10**9
 
 
+# three runs of the MNIST trace a day apart, the second with every time 25 % longer
+DATED_RUNS = (("day0", 0, 1.0), ("day1", 1, 1.25), ("day2", 2, 1.0))
+
+
 def _copy(src, dst, day: int, stretch: float) -> None:
     doc = json.loads(gzip.decompress(src.read_bytes()))
     t0 = min(e["ts"] for e in doc["traceEvents"] if "ts" in e)
@@ -38,7 +42,7 @@ def _copy(src, dst, day: int, stretch: float) -> None:
 def history_con(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("history")
     src = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
-    for name, day, stretch in (("day0", 0, 1.0), ("day1", 1, 1.25), ("day2", 2, 1.0)):
+    for name, day, stretch in DATED_RUNS:
         _copy(src, tmp / f"{name}.pt.trace.json.gz", day, stretch)
     assert main(["ingest", str(tmp), "--lake", str(tmp / "lake"), "-q"]) == 0
     con = connect(tmp / "lake")

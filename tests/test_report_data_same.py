@@ -11,7 +11,7 @@ from __future__ import annotations
 import polars as pl
 import pytest
 from conftest import DATA
-from test_index_page import _copy
+from test_index_page import DATED_RUNS, _copy
 from tracelake.analysis.cli import main
 from tracelake.analysis.database import connect
 from tracelake.reports import data
@@ -26,7 +26,7 @@ def con(tmp_path_factory):
         if f.name.endswith((".json.gz", ".sqlite.gz")):
             (src / f.name).symlink_to(f)
     mnist = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
-    for name, day, stretch in (("day0", 0, 1.0), ("day1", 1, 1.25), ("day2", 2, 1.0)):
+    for name, day, stretch in DATED_RUNS:
         _copy(mnist, src / f"{name}.pt.trace.json.gz", day, stretch)
     assert main(["ingest", str(src), "--lake", str(tmp / "lake"), "-q"]) == 0
     c = connect(tmp / "lake")
