@@ -57,10 +57,10 @@ def ingest(args) -> int:
     return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
-def _open_lake(lake: str):
+def _open_lake(lake: str, private: bool = False):
     """The lake's database connection, or None after printing why there is none."""
     try:
-        return connect(lake)
+        return connect(lake, private=private)
     except FileNotFoundError as e:
         say(f"error  {e}", err=True)
         return None
@@ -71,7 +71,7 @@ def sql(args) -> int:
 
     from .output import write_result
 
-    con = _open_lake(args.lake)
+    con = _open_lake(args.lake, private=args.safe)  # safe: its locked settings bind no other connection
     if con is None:
         return EXIT_USAGE
     try:

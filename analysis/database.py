@@ -233,13 +233,24 @@ def update_database(lake: str | Path) -> Path:
     return db
 
 
-def connect(lake: str | Path, read_only: bool = True) -> duckdb.DuckDBPyConnection:
-    """Open a lake's database, rebuilding it first when missing, moved, or older than the SQL catalog."""
+def connect(lake: str | Path, read_only: bool = True, private: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open a lake's database, rebuilding it first when missing, moved, or older than the SQL catalog.
+
+    DuckDB shares one database instance, settings included, among a process's connections to a
+    file. `private` gives the connection an instance of its own (the file attached read-only to
+    an in-memory database), so settings it locks (`sql --safe`) bind no other connection.
+    """
     lake = Path(lake).resolve()
     lake_layout.check_path(lake)
     if not lake_layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
-    return planner_settings(duckdb.connect(str(update_database(lake)), read_only=read_only))
+    db_file = str(update_database(lake))
+    if not private:
+        return planner_settings(duckdb.connect(db_file, read_only=read_only))
+    con = duckdb.connect(":memory:")
+    con.execute(f"ATTACH '{db_file.replace(chr(39), chr(39) * 2)}' AS lake (READ_ONLY)")
+    con.execute("USE lake")
+    return planner_settings(con)
 
 
 # DuckDB optimizer passes that cost more to plan tracelake's deep views than they save when running
@@ -254,10 +265,7 @@ def planner_settings(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnectio
     known = {r[0] for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall()}
     off = [name for name in SLOW_OPTIMIZERS if name in known]
     if off:
-        # DuckDB shares one database instance among a process's connections to a file: after
-        # `sql --safe` locked its configuration (safe_sql.restrict) it stays as it was
-        with contextlib.suppress(duckdb.InvalidInputException):
-            con.execute(f"SET disabled_optimizers = '{','.join(off)}'")
+        con.execute(f"SET disabled_optimizers = '{','.join(off)}'")
     return con
 
 

@@ -297,10 +297,13 @@ def test_gzip_bomb_is_refused_with_bounded_memory(tmp_path):
 
     bomb = _write(tmp_path, "bomb.json.gz", _gzip_bomb(1024))
     assert len(bomb.read_bytes()) < 2 << 20
-    script = ("import resource, sys\nfrom tracelake.ingest.dispatch import ingest_file\n"
+    # Peak RSS is VmHWM of the child's own address space: ru_maxrss survives fork + exec and would
+    # report the test process's own peak when it is larger (it is, after the CLI tests).
+    script = ("import re, sys\nfrom tracelake.ingest.dispatch import ingest_file\n"
               "from tracelake.ingest.errors import ErrorKind, TraceError\n"
               "try:\n    ingest_file(sys.argv[1])\n    print('ingested')\nexcept TraceError as e:\n    print(e)\n"
-              "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+              "status = open('/proc/self/status').read()\n"
+              "print(int(re.search(r'VmHWM:\\s+(\\d+) kB', status).group(1)) // 1024)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("TRACELAKE_MAX_")}
     out = subprocess.run([sys.executable, "-c", script, str(bomb)], capture_output=True, text=True, env=env,
                          timeout=120)
@@ -533,6 +536,24 @@ def test_sql_safe_mode(sample_lake, tmp_path, capsys):
     assert int(capsys.readouterr().out.split()[1]) > 0
     assert main(["sql", "--lake", str(sample_lake), copy]) == 0  # default: the user's own rights
     assert target.read_text().split() == ["a", "1"]
+
+
+def test_sql_safe_mode_locks_only_its_own_connection(sample_lake, tmp_path, capsys):
+    """DuckDB shares a database instance, settings included, among a process's connections to one
+    file: the locks of --safe must not bind a connection that a library user holds open."""
+    from tracelake.analysis.database import connect
+
+    held = connect(sample_lake)
+    try:
+        for _ in range(2):  # the second --safe must not find the first one's locked settings
+            assert main(["sql", "--lake", str(sample_lake), "--safe", "SELECT count(*) FROM kernels"]) == 0
+        capsys.readouterr()
+        target = tmp_path / "held.csv"
+        held.execute(f"COPY (SELECT count(*) AS n FROM kernels) TO '{target}'")
+        assert int(target.read_text().split()[1]) > 0
+        assert held.execute("SELECT current_setting('lock_configuration')").fetchone()[0] is False
+    finally:
+        held.close()
 
 
 def test_a_failed_database_build_leaves_no_temporary_file(sample_lake, tmp_path, monkeypatch):
