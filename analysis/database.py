@@ -173,7 +173,7 @@ def build_database(lake: str | Path, jobs: int = 1) -> Path:
     lake = Path(lake).resolve()
     lake.mkdir(parents=True, exist_ok=True)
     lake_layout.finish_compaction(lake)
-    derive.derive(lake, derive.plan(lake), jobs=jobs)
+    derive.derive(lake, derive.plan(lake, jobs=jobs), jobs=jobs)
     db = lake / DB_FILE
     tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"
     tmp.unlink(missing_ok=True)

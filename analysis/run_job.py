@@ -114,7 +114,8 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
         summary.files.append(asdict(outcome))
     # the materialized views of the new traces and of their runs' other ranks, in the same workers
     fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
-    summary.derive_warnings = derive.derive(lake, derive.plan(lake, fresh, gone_from), jobs or os.cpu_count() or 1,
+    workers = jobs or os.cpu_count() or 1
+    summary.derive_warnings = derive.derive(lake, derive.plan(lake, fresh, gone_from, workers), workers,
                                             executor, scheduler)
     if len(loose_trace_ids(lake, "traces")) >= compact.AUTO_LOOSE:  # keeps file counts and query times flat
         compact.compact(lake, count=False)

@@ -126,3 +126,16 @@ def test_run_derives_only_the_changed_trace(tmp_path):
     assert {p for p in after if p not in before} == {p for p in after if f"trace_id={fresh}/" in p}
     assert all(after[p] == before[p] for p in after if f"trace_id={fresh}/" not in p)
     assert sum(f"trace_id={fresh}/" in p for p in after) == len(MATERIALIZED)
+
+
+def test_tasks_are_batched_by_whole_runs_within_the_event_budget():
+    tasks = [(["a0", "a1"], {"a0": ["v"], "a1": ["v"]}), (["b"], {"b": ["v"]}), (["c"], {"c": ["v", "w"]}),
+             (["d"], {"d": ["w"]})]
+    events = {"a0": 300, "a1": 300, "b": 500, "c": 200, "d": 100}
+    # 1,400 events in batches of at most ~600: 3 batches; the largest run first, each to the lightest batch
+    assert derive.batches(tasks, events, jobs=1, budget=600) == [
+        (["a0", "a1"], {"a0": ["v"], "a1": ["v"]}), (["b"], {"b": ["v"]}), (["c", "d"], {"c": ["v", "w"], "d": ["w"]})]
+    assert len(derive.batches(tasks, events, jobs=1, budget=10**9)) == 1  # everything in one
+    assert len(derive.batches(tasks, events, jobs=2, budget=10**9)) == 2  # but one per worker at least
+    assert len(derive.batches(tasks, events, jobs=8, budget=10**9)) == 4  # and never a run split
+    assert derive.batch_budget(1) >= derive.batch_budget(2) >= derive.MIN_BATCH_EVENTS  # memory shared by workers
