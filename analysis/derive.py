@@ -200,7 +200,7 @@ def _write_partitions(con, view: str, trace_ids: list[str], folder: Path) -> lis
     empty = folder / "empty.parquet"
     out = []
     for t in trace_ids:
-        written = sorted((folder / "rows" / f"trace_id={t}").glob("*.parquet"))
+        written = lake_layout.copied_partition_files(folder / "rows", t)
         if len(written) == 1:
             out.append((t, written[0]))
             continue

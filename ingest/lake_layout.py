@@ -291,6 +291,11 @@ def finish_compaction(lake: Path) -> None:
     write_manifest(lake, m)
 
 
+def copied_partition_files(root: Path, trace_id: str) -> list[Path]:
+    """The files a DuckDB `COPY ... TO root (PARTITION_BY (trace_id))` wrote for this trace."""
+    return sorted((Path(root) / f"{_KEY}{trace_id}").glob("*.parquet"))
+
+
 def has_derived(lake: Path, view: str, fingerprint: str) -> bool:
     """Whether any trace has a partition of this derived table, loose or compacted."""
     folder = derived_folder(view, fingerprint)
