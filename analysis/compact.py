@@ -121,9 +121,13 @@ def compact(lake: str | Path, count: bool = True) -> CompactSummary:
     con = duckdb.connect()
     try:
         (staging / "spill").mkdir(parents=True)
-        # sorting a large table spills to disk instead of taking most of the machine's memory
-        con.execute(f"SET preserve_insertion_order = false; SET memory_limit = '{MEMORY_LIMIT}'; "
-                    f"SET temp_directory = {_quote(str(staging / 'spill'))}")
+        # The loose partitions are read in trace_id order (one file per trace), which DuckDB keeps
+        # when it preserves insertion order: sorted without a sort (1,000 demo copies: 43.6 s and
+        # 1.3 GB peak instead of 54.9 s and 2.2 GB). Rows of rewritten segments join them: sorted.
+        # A sort spills to disk instead of taking most of the machine's memory.
+        order = " ORDER BY trace_id" if rewrite else ""
+        con.execute(f"SET preserve_insertion_order = {'false' if rewrite else 'true'}; "
+                    f"SET memory_limit = '{MEMORY_LIMIT}'; SET temp_directory = {_quote(str(staging / 'spill'))}")
         for folder in _folders(lake):
             source, present = _source(lake, folder, loose, rewrite)
             if source is None:
@@ -131,7 +135,7 @@ def compact(lake: str | Path, count: bool = True) -> CompactSummary:
             staged = lake_layout.staged_segment_file(staging, folder, seg)
             staged.parent.mkdir(parents=True, exist_ok=True)
             cols = _columns(con, folder, source)
-            con.execute(f"COPY (SELECT {cols} FROM {source} ORDER BY trace_id) TO {_quote(str(staged))} "
+            con.execute(f"COPY (SELECT {cols} FROM {source}{order}) TO {_quote(str(staged))} "
                         f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
             dirs[folder] = sorted(set(traces) - present)
         for folder in dirs:  # in place, but unread until the manifest names them
