@@ -136,23 +136,33 @@ def _install_catalog(con) -> None:
     catalog.install(con, set(TABLES))
 
 
-def _catalog_template() -> Path | None:
+def _catalog_template(placed: bool = False) -> Path | None:
     """A database holding just the installed catalog, kept per catalog fingerprint in the user's
     cache folder ($TRACELAKE_CACHE, else $XDG_CACHE_HOME/tracelake or ~/.cache/tracelake):
     installing the views takes most of a new lake's database time (0.6 s), copying this file
-    almost none. None when the cache folder cannot be written (the caller installs the catalog)."""
+    almost none. placed: the catalog with every materialized view already a placeholder scan
+    (derive.place: 0.5 s for the 89 MB trace's lake). None when the cache folder cannot be
+    written (the caller installs the catalog)."""
     root = os.environ.get("TRACELAKE_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache",
                                                      "tracelake")
-    template = Path(root) / f"catalog-{_catalog_fingerprint()}.duckdb"
+    template = Path(root) / f"catalog-{_catalog_fingerprint()}{'-placed' if placed else ''}.duckdb"
     if template.exists():
         return template
+    base = _catalog_template() if placed else None
+    if placed and base is None:
+        return None
     tmp = template.with_name(f".{template.name}.{os.getpid()}.tmp")
     try:
         template.parent.mkdir(parents=True, exist_ok=True)
         tmp.unlink(missing_ok=True)
+        if base is not None:
+            shutil.copyfile(base, tmp)
         con = _new_database(tmp)
         try:
-            _install_catalog(con)
+            if base is None:
+                _install_catalog(con)
+            else:
+                derive.place(con)
             con.execute("CHECKPOINT")
         finally:
             con.close()
@@ -194,14 +204,15 @@ def _write_database(tmp: Path, lake: Path) -> None:
     # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
     # views again when they are queried, so they read the files from then on. The first step is
     # the same for every lake: copied from the cached template when there is one.
-    template = _catalog_template()
+    served = all(lake_layout.has_derived(lake, v, fp) for v, fp in derive.current().items())  # (the usual lake)
+    template = _catalog_template(placed=served)
     if template is not None:
         shutil.copyfile(template, tmp)
     con = _new_database(tmp)
     try:
         if template is None:
             _install_catalog(con)
-        derive.serve(con, lake)
+        derive.serve(con, lake, placed=template is not None and served)
         _point_base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
         con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _fingerprint(lake), __version__])

@@ -244,23 +244,34 @@ def derive(lake: str | Path, tasks: list, jobs: int = 1, executor: str = "local"
     return warnings
 
 
-def serve(con, lake: Path) -> list[str]:
+def serve(con, lake: Path, placed: bool = False) -> list[str]:
     """Replace each materialized view on `con` (installed over empty base tables) by a scan of its
     partitions, same columns and types (analysis/lake_scan.py). Views without partitions (an
-    empty lake) stay as they are."""
+    empty lake) stay as they are. placed: `con` already has every view's placeholder (`place`)."""
     from . import lake_scan
 
     served = []
     for view, fp in current().items():
         if not lake_layout.has_derived(lake, view, fp):
             continue
-        cols = con.execute(f"DESCRIBE {view}").fetchall()
-        select = ", ".join(f'CAST("{c[0]}" AS {c[1]}) AS "{c[0]}"' if c[0] != "trace_id" else "trace_id"
-                           for c in cols)
-        empty = "SELECT " + ", ".join(f'CAST(NULL AS {c[1]}) AS "{c[0]}"' for c in cols) + " WHERE false"
-        lake_scan.placeholder(con, view, select, empty)
+        if not placed:
+            place(con, [view])
         # no union_by_name: the files of one fingerprint have one schema, and unifying schemas
         # opens every file, which defeats the pruning of partitions by trace_id (0.3 s per 1,000 traces)
         lake_scan.point(con, view, lake, lake_layout.derived_folder(view, fp))
         served.append(view)
     return served
+
+
+def place(con, views: Iterable[str] | None = None) -> None:
+    """Make each materialized view (all by default) a scan of no files yet, with the view's columns
+    and types: `serve` points it at the partitions. Binding the views for their types takes most
+    of a database build's time, so the catalog template caches this step (analysis/database.py)."""
+    from . import lake_scan
+
+    for view in current() if views is None else views:
+        cols = con.execute(f"DESCRIBE {view}").fetchall()
+        select = ", ".join(f'CAST("{c[0]}" AS {c[1]}) AS "{c[0]}"' if c[0] != "trace_id" else "trace_id"
+                           for c in cols)
+        empty = "SELECT " + ", ".join(f'CAST(NULL AS {c[1]}) AS "{c[0]}"' for c in cols) + " WHERE false"
+        lake_scan.placeholder(con, view, select, empty)

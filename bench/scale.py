@@ -30,6 +30,7 @@ from .common import REPO, run_measured
 
 TRACELAKE = str(Path(sys.executable).with_name("tracelake"))
 LOOSE_AT_10K = 100
+ROW_GROUP_ROWS = 16384  # as analysis/compact.py writes
 
 WHOLE_LAKE = {
     "kernel_summary top-10": "SELECT name, sum(total_ns) AS total_ns FROM kernel_summary GROUP BY name "
@@ -70,7 +71,8 @@ def link_copies(lake: Path, pristine: Path, demo: list[str], numbers: range) -> 
 def write_copies_segment(lake: Path, pristine: Path, demo: list[str], numbers: range) -> None:
     """Copies `numbers` written as one compacted segment (what `tracelake compact` writes for them:
     one file per folder, rows sorted by trace_id, row groups of 16,384 rows), with pyarrow: each
-    copy's rows are its demo trace's rows under the copy's id, so they come out in order without a sort."""
+    copy's rows are its demo trace's rows under the copy's id, so they come out in order without a
+    sort, a few copies at a time (a row group's worth), so memory stays small."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -94,9 +96,12 @@ def write_copies_segment(lake: Path, pristine: Path, demo: list[str], numbers: r
                 tb, copies = tables[src], [new for new, s in ids if s == src]
                 if tb.num_rows == 0 or not copies:
                     continue
-                block = pa.concat_tables([tb] * len(copies)).append_column(
-                    "trace_id", pa.array(np.repeat(np.array(copies, dtype=object), tb.num_rows), pa.string()))
-                writer.write_table(block.cast(schema), row_group_size=16384)
+                per_block = max(1, -(-ROW_GROUP_ROWS // tb.num_rows))  # whole row groups, bounded memory
+                for i in range(0, len(copies), per_block):
+                    some = copies[i : i + per_block]
+                    block = pa.concat_tables([tb] * len(some)).append_column(
+                        "trace_id", pa.array(np.repeat(np.array(some, dtype=object), tb.num_rows), pa.string()))
+                    writer.write_table(block.cast(schema), row_group_size=ROW_GROUP_ROWS)
         dirs[folder] = [new for new, src in ids if src not in files]
         lake_layout.place_segment_file(lake, staging, folder, seg)
     lake_layout.discard_staging(staging)

@@ -4,6 +4,7 @@
 -- operation on any stream of it). One row per trace, bin and cause that has gaps.
 --
 -- depends: gpu_gap_causes_over, gap_length_bins
+-- materialize: per trace
 --
 -- @column trace_id   Trace.
 -- @column bin_index  Order of the length bin (gap_length_bins).

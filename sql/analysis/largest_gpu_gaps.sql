@@ -3,6 +3,7 @@
 -- trace page's "Largest idle gaps" table). One row per gap.
 --
 -- depends: gpu_gap_causes_over
+-- materialize: per trace
 --
 -- @column trace_id        Trace.
 -- @column pid             Process.
