@@ -84,6 +84,35 @@ def longest_paths(n_nodes: int, src: np.ndarray, dst: np.ndarray, weight: np.nda
     return path, on_path, ok
 
 
+class RepeatedPaths:
+    """Longest path lengths per step for many weightings of one acyclic graph (the what-if runs):
+    the edges' topological order and their ends as Python lists are made once, and each run is
+    just the relaxation loop, without the path's edges (the standard what-ifs of the 37 corpus
+    traces: 3.73 s with longest_paths, 1.90 s with this, the same rows)."""
+
+    def __init__(self, n_nodes: int, src: np.ndarray, dst: np.ndarray, node_step: np.ndarray, n_steps: int,
+                 rank: np.ndarray):
+        self.order = np.argsort(rank[src], kind="stable")
+        self.src, self.dst = src[self.order].tolist(), dst[self.order].tolist()
+        self.n_nodes, self.n_steps = n_nodes, n_steps
+        touched = np.zeros(n_nodes, dtype=bool)
+        touched[src] = True
+        touched[dst] = True
+        self.touched = np.flatnonzero(touched)
+        self.touched_step = node_step[self.touched]
+
+    def lengths(self, weight: np.ndarray) -> np.ndarray:
+        """Per step, the longest path's length (what longest_paths returns first)."""
+        dist = [0] * self.n_nodes
+        for s, d, w in zip(self.src, self.dst, weight[self.order].tolist()):
+            nd = dist[s] + w
+            if nd > dist[d]:
+                dist[d] = nd
+        path = np.zeros(self.n_steps, dtype=np.int64)
+        np.maximum.at(path, self.touched_step, np.asarray(dist, dtype=np.int64)[self.touched])
+        return path
+
+
 def _cycle_edges(n_nodes: int, src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     """Edges left over by Kahn's algorithm: those on or after a cycle."""
     indeg = np.bincount(dst, minlength=n_nodes)

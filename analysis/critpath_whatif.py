@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 
 from .critpath_graph import CLASSES
-from .critpath_longest import longest_paths, topological_rank
+from .critpath_longest import RepeatedPaths, longest_paths, topological_rank
 
 # Scenarios the report shows: (label, {class: factor}).
 STANDARD_SCENARIOS: tuple[tuple[str, dict[str, float]], ...] = (
@@ -60,8 +60,13 @@ class _Graph:
         self.node_ts = (pl.DataFrame({"node_id": nodes}).join(node_ts, on="node_id", how="left", maintain_order="left")
                         ["ts_ns"].fill_null(0).to_numpy())
         self.rank = topological_rank(self.src, self.dst, self.node_ts)  # None on a cycle: longest_paths copes
+        self.repeated = (None if self.rank is None or n == 0 else
+                         RepeatedPaths(self.n_nodes, self.src, self.dst, self.node_step, len(self.steps), self.rank))
 
     def paths(self, weight: np.ndarray) -> pl.DataFrame:
+        if self.repeated is not None:
+            return pl.DataFrame({"step_id": self.steps, "path_ns": self.repeated.lengths(weight),
+                                 "ok": np.ones(len(self.steps), dtype=bool)})
         path, _, ok = longest_paths(self.n_nodes, self.src, self.dst, weight, self.node_step, len(self.steps),
                                     self.node_ts, self.rank)
         return pl.DataFrame({"step_id": self.steps, "path_ns": path, "ok": ok})

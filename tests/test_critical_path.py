@@ -269,6 +269,29 @@ def test_longest_path_walk_on_small_graphs():
     assert order.tolist() == [-1, -1, 0, 1, -1, -1]
 
 
+def test_repeated_path_lengths_equal_the_full_walk():
+    """The what-if runs' loop (RepeatedPaths) against longest_paths: random DAGs of several steps,
+    edges against the time order included, many weightings (zeros too)."""
+    import numpy as np
+    from tracelake.analysis.critpath_longest import RepeatedPaths, longest_paths, topological_rank
+
+    rng = np.random.default_rng(7)
+    for _ in range(30):
+        n, steps = int(rng.integers(2, 60)), int(rng.integers(1, 4))
+        node_step = np.sort(rng.integers(0, steps, n))
+        pairs = [(a, b) for a in range(n) for b in range(a + 1, n) if node_step[a] == node_step[b] and rng.random() < 0.2]
+        if not pairs:
+            continue
+        src, dst = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+        node_ts = np.arange(n) * 10 - rng.integers(0, 25, n)  # skewed clocks: some edges run back in time
+        rank = topological_rank(src, dst, node_ts)
+        repeated = RepeatedPaths(n, src, dst, node_step, steps, rank)
+        for _ in range(5):
+            weight = rng.integers(0, 100, len(src)) * (rng.random(len(src)) < 0.8)
+            full, _, ok = longest_paths(n, src, dst, weight, node_step, steps, node_ts, rank)
+            assert ok.all() and repeated.lengths(weight).tolist() == full.tolist()
+
+
 def test_report_shows_the_path_and_the_whatif(tiny_lake):
     from tracelake.reports.render import trace_report
 
