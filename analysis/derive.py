@@ -15,7 +15,8 @@ Parquet, never the trace files: `tracelake relink` does it explicitly (--jobs N 
 
 The rows are those of the view evaluated on a database holding just the trace's run scope
 (database.ScopedDatabase), which equals the view over the whole lake for that trace because
-every materialized view is per run: tests/test_derive.py checks that for every one.
+every materialized view is per run: tests/test_derive.py checks that for every one. For the same
+reason several runs can be derived together: `plan` batches them (see BATCH below).
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def _trace_facts(lake: Path, trace_ids: Iterable[str] | None = None) -> dict[str
     return {t: (key or f"trace|{t}", events) for t, key, events in rows}
 
 
-# Derivation tasks are batched: one database of several runs' traces evaluates each view once for
+# BATCH. Derivation tasks are batched: one database of several runs' traces evaluates each view once for
 # all of them, so DuckDB's fixed cost of planning and running ~100 deep views (about 1 s per
 # scope, whatever its size) is paid per batch, not per run. Deriving the 37 traces of
 # ../shared/traces on one core: 26 s as one task per run, 17.7 s in batches of 500k events,
