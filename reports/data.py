@@ -71,24 +71,25 @@ def breakdown(temporal_rows: pl.DataFrame) -> pl.DataFrame:
 
 def kernel_table(con, trace_id: str, limit: int = 25) -> list[dict]:
     return frame(con, f"""SELECT name, time_pct, total_ns, instances, avg_ns, med_ns, min_ns, max_ns
-                          FROM kernel_summary WHERE trace_id = ? ORDER BY total_ns DESC LIMIT {limit}""",
+                          FROM kernel_summary WHERE trace_id = ? ORDER BY total_ns DESC, name, instances, max_ns LIMIT {limit}""",
                  [trace_id]).to_dicts()
 
 
 def memcpy_table(con, trace_id: str) -> list[dict]:
     return frame(con, """SELECT copy_kind || ' ' || src_kind || ' -> ' || dst_kind AS kind, count, total_bytes,
                                 total_ns, avg_bytes_per_s
-                         FROM memcpy_kind_summary WHERE trace_id = ? ORDER BY total_ns DESC""", [trace_id]).to_dicts()
+                         FROM memcpy_kind_summary WHERE trace_id = ? ORDER BY total_ns DESC, kind, count""", [trace_id]).to_dicts()
 
 
 def api_table(con, trace_id: str, limit: int = 15) -> list[dict]:
     return frame(con, f"""SELECT name, time_pct, total_ns, num_calls, avg_ns, max_ns FROM api_summary
-                          WHERE trace_id = ? ORDER BY total_ns DESC LIMIT {limit}""", [trace_id]).to_dicts()
+                          WHERE trace_id = ? ORDER BY total_ns DESC, name, num_calls LIMIT {limit}""", [trace_id]).to_dicts()
 
 
 def nvtx_table(con, trace_id: str, limit: int = 15) -> list[dict]:
     return frame(con, f"""SELECT range, style, instances, total_proj_ns, total_range_ns, total_gpu_ops
-                          FROM nvtx_gpu_summary WHERE trace_id = ? ORDER BY total_proj_ns DESC LIMIT {limit}""",
+                          FROM nvtx_gpu_summary WHERE trace_id = ?
+                          ORDER BY total_proj_ns DESC, range, style, instances, total_range_ns LIMIT {limit}""",
                  [trace_id]).to_dicts()
 
 
@@ -112,7 +113,7 @@ def steady_state(con, trace_id: str) -> list[dict]:
 def graph_replays_table(con, trace_id: str, limit: int = 20) -> list[dict]:
     return frame(con, f"""SELECT pid, graph_id, replays, kernels_per_replay, gpu_ns_per_replay, span_ns_per_replay,
                                  launch_ns, total_gpu_ns, capture_site
-                          FROM graph_replays WHERE trace_id = ? ORDER BY total_gpu_ns DESC LIMIT {limit}""",
+                          FROM graph_replays WHERE trace_id = ? ORDER BY total_gpu_ns DESC, pid, graph_id LIMIT {limit}""",
                  [trace_id]).to_dicts()
 
 
@@ -124,7 +125,7 @@ def gpu_phases(con, trace_id: str) -> list[dict]:
 
 def findings_table(con, trace_id: str) -> list[dict]:
     return frame(con, """SELECT rule, severity, occurrences AS n, total_ns, example, advice FROM findings_by_rule
-                         WHERE trace_id = ? ORDER BY total_ns DESC""", [trace_id]).to_dicts()
+                         WHERE trace_id = ? ORDER BY total_ns DESC, rule""", [trace_id]).to_dicts()
 
 
 def icicle(con, trace_id: str) -> pl.DataFrame:
@@ -142,7 +143,7 @@ def memcpy_chart(con, trace_id: str) -> pl.DataFrame:
         UNION ALL
         SELECT 'memset ' || coalesce(mem_kind, 'unknown'), 'memset', total_ns / 1e6, avg_bytes_per_s / 1e9
         FROM memset_kind_summary WHERE trace_id = ?
-        ORDER BY total_ms DESC""", [trace_id, trace_id])
+        ORDER BY total_ms DESC, kind""", [trace_id, trace_id])
 
 
 def gap_labels(con) -> list[str]:

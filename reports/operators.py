@@ -25,7 +25,8 @@ def operator_rows(con, trace_id: str, limit: int = 20) -> list[dict]:
     return frame(con, f"""
         SELECT name, category, precision, shapes, calls, device_ns, time_pct, achieved_tflops, achieved_tbps,
                arithmetic_intensity, bound, roof_pct
-        FROM op_efficiency_summary WHERE trace_id = ? ORDER BY device_ns DESC LIMIT {limit}""",
+        FROM op_efficiency_summary WHERE trace_id = ?
+        ORDER BY device_ns DESC, name, precision, shapes, category LIMIT {limit}""",
                  [trace_id]).to_dicts()
 
 
