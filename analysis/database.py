@@ -301,6 +301,7 @@ class ScopedDatabase:
         template = _catalog_template()
         self._temp = template is not None
         self.con = planner_settings(duckdb.connect(str(template), read_only=True) if self._temp else duckdb.connect())
+        self.con.execute("SET enable_progress_bar = false")  # a worker's queries: no bars in a cluster's logs
         self.load([])  # empty typed tables, so that the views bind
         if not self._temp:
             catalog.install(self.con, set(TABLES))
