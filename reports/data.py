@@ -78,7 +78,8 @@ def kernel_table(con, trace_id: str, limit: int = 25) -> list[dict]:
 def memcpy_table(con, trace_id: str) -> list[dict]:
     return frame(con, """SELECT copy_kind || ' ' || src_kind || ' -> ' || dst_kind AS kind, count, total_bytes,
                                 total_ns, avg_bytes_per_s
-                         FROM memcpy_kind_summary WHERE trace_id = ? ORDER BY total_ns DESC, kind, count""", [trace_id]).to_dicts()
+                         FROM memcpy_kind_summary WHERE trace_id = ? ORDER BY total_ns DESC, kind, count""",
+                 [trace_id]).to_dicts()
 
 
 def api_table(con, trace_id: str, limit: int = 15) -> list[dict]:
