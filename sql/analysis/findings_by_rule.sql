@@ -9,10 +9,11 @@
 -- @column severity     'warning' or 'info'.
 -- @column occurrences  Number of findings rows.
 -- @column total_ns     Sum of the flagged operations' durations (ns).
--- @column example      Evidence of the longest flagged operation.
+-- @column example      Evidence of the longest flagged operation (of equal ones, the evidence
+--                      last in text order, so the example does not depend on row order).
 -- @column advice       What to do about it.
 CREATE OR REPLACE VIEW findings_by_rule AS
 SELECT trace_id, rule, severity, count(*) AS occurrences, CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-       arg_max(evidence, duration_ns) AS example, any_value(advice) AS advice
+       arg_max(evidence, (duration_ns, evidence)) AS example, min(advice) AS advice
 FROM findings
 GROUP BY trace_id, rule, severity;
