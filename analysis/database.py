@@ -116,9 +116,9 @@ def _fingerprint(lake: Path) -> str:
     for table in sorted(p.name for p in lake.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if lake_layout.table_files(lake, table):
             h.update(f"\n{table}".encode())
-    for view, fp in derive.current().items():  # which materialized views are served from partitions
-        if lake_layout.has_derived(lake, view, fp):
-            h.update(f"\n{view}@{fp}".encode())
+    fingerprints = derive.current()
+    for view in derive.with_partitions(lake):  # which materialized views are served from partitions
+        h.update(f"\n{view}@{fingerprints[view]}".encode())
     h.update(lake_layout.layout_state(lake).encode())  # compacted segments and their tombstones
     return h.hexdigest()[:16]
 
@@ -204,7 +204,8 @@ def _write_database(tmp: Path, lake: Path) -> None:
     # which over a large lake took longer than the ingest (10.8 s for 200 traces). DuckDB binds
     # views again when they are queried, so they read the files from then on. The first step is
     # the same for every lake: copied from the cached template when there is one.
-    served = all(lake_layout.has_derived(lake, v, fp) for v, fp in derive.current().items())  # (the usual lake)
+    derived = derive.with_partitions(lake)
+    served = len(derived) == len(derive.current())  # every materialized view (the usual lake)
     template = _catalog_template(placed=served)
     if template is not None:
         shutil.copyfile(template, tmp)
@@ -212,7 +213,7 @@ def _write_database(tmp: Path, lake: Path) -> None:
     try:
         if template is None:
             _install_catalog(con)
-        derive.serve(con, lake, placed=template is not None and served)
+        derive.serve(con, lake, derived, placed=template is not None and served)
         _point_base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
         con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _fingerprint(lake), __version__])

@@ -245,23 +245,25 @@ def derive(lake: str | Path, tasks: list, jobs: int = 1, executor: str = "local"
     return warnings
 
 
-def serve(con, lake: Path, placed: bool = False) -> list[str]:
-    """Replace each materialized view on `con` (installed over empty base tables) by a scan of its
-    partitions, same columns and types (analysis/lake_scan.py). Views without partitions (an
-    empty lake) stay as they are. placed: `con` already has every view's placeholder (`place`)."""
+def with_partitions(lake: Path) -> list[str]:
+    """The materialized views that have partitions in the lake (all of them, once derived)."""
+    return [view for view, fp in current().items() if lake_layout.has_derived(lake, view, fp)]
+
+
+def serve(con, lake: Path, views: list[str], placed: bool = False) -> None:
+    """Replace each of `views` (materialized, with partitions: `with_partitions`) on `con`
+    (installed over empty base tables) by a scan of its partitions, same columns and types
+    (analysis/lake_scan.py); the others (an empty lake) stay as they are. placed: `con` already
+    has every view's placeholder (`place`)."""
     from . import lake_scan
 
-    served = []
-    for view, fp in current().items():
-        if not lake_layout.has_derived(lake, view, fp):
-            continue
-        if not placed:
-            place(con, [view])
+    fingerprints = current()
+    if not placed:
+        place(con, views)
+    for view in views:
         # no union_by_name: the files of one fingerprint have one schema, and unifying schemas
         # opens every file, which defeats the pruning of partitions by trace_id (0.3 s per 1,000 traces)
-        lake_scan.point(con, view, lake, lake_layout.derived_folder(view, fp))
-        served.append(view)
-    return served
+        lake_scan.point(con, view, lake, lake_layout.derived_folder(view, fingerprints[view]))
 
 
 def place(con, views: Iterable[str] | None = None) -> None:

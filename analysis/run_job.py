@@ -58,7 +58,7 @@ def _unchanged(path: str, sha256: str) -> bool:
         return False
 
 
-def _execute(paths: list[str], lake: Path, jobs: int | None, executor: str, scheduler: str | None,
+def _execute(paths: list[str], lake: Path, workers: int, executor: str, scheduler: str | None,
              limits: Limits | None):
     """Run the per-file tasks; yields outcomes as they finish. 'local': a process pool on this
     machine; 'dask': a Dask distributed cluster (its workers must see the files and the lake)."""
@@ -73,7 +73,7 @@ def _execute(paths: list[str], lake: Path, jobs: int | None, executor: str, sche
             for future in dask_completed(futures):
                 yield future.result()
         return
-    with process_pool(jobs or os.cpu_count() or 1) as pool:
+    with process_pool(workers) as pool:
         for future in as_completed([pool.submit(_task, p, str(lake), limits) for p in paths]):
             yield future.result()
 
@@ -84,6 +84,7 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     """Outcomes name files by path_text (file names that are not UTF-8 are escaped), which is
     also how the lake's `traces.path` holds them."""
     t0 = time.perf_counter()
+    workers = jobs or os.cpu_count() or 1
     lake = prepare_for_writing(Path(out) / "lake")
     known = lake_index(lake)
     files = [os.path.abspath(p) for p in discover(paths)]
@@ -104,7 +105,7 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
                 gone_from.add(os.path.dirname(path))
                 summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
     done = 0
-    for outcome in _execute(todo, lake, jobs, executor, scheduler, limits):
+    for outcome in _execute(todo, lake, workers, executor, scheduler, limits):
         skip_if_no_trace(outcome)
         if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
             delete_trace(lake, known[outcome.path][1])  # the file changed: drop its old trace
@@ -114,7 +115,6 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
         summary.files.append(asdict(outcome))
     # the materialized views of the new traces and of their runs' other ranks, in the same workers
     fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
-    workers = jobs or os.cpu_count() or 1
     summary.derive_warnings = derive.derive(lake, derive.plan(lake, fresh, gone_from, workers), workers,
                                             executor, scheduler)
     if len(loose_trace_ids(lake, "traces")) >= compact.AUTO_LOOSE:  # keeps file counts and query times flat

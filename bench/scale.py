@@ -30,7 +30,6 @@ from .common import REPO, run_measured
 
 TRACELAKE = str(Path(sys.executable).with_name("tracelake"))
 LOOSE_AT_10K = 100
-ROW_GROUP_ROWS = 16384  # as analysis/compact.py writes
 
 WHOLE_LAKE = {
     "kernel_summary top-10": "SELECT name, sum(total_ns) AS total_ns FROM kernel_summary GROUP BY name "
@@ -76,6 +75,7 @@ def write_copies_segment(lake: Path, pristine: Path, demo: list[str], numbers: r
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
+    from tracelake.analysis.compact import ROW_GROUP_ROWS
     from tracelake.ingest import lake_layout
 
     seg = f"bench-{numbers.start:05d}-{numbers.stop:05d}"
