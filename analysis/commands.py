@@ -103,11 +103,18 @@ def stats(args) -> int:
 
     with tempfile.TemporaryDirectory(prefix="tracelake-stats-") as scratch:
         lake = args.lake or Path(scratch) / "lake"
-        outcomes = ingest_paths(args.files, lake, failed)
+        # a throwaway lake gets no database and no derived tables: the reports' views are
+        # evaluated directly on the files' rows (ScopedDatabase), which is all they are asked for
+        outcomes = ingest_paths(args.files, lake, failed, build_database=bool(args.lake))
         if not outcomes:
             say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
             return EXIT_SOME_FAILED
-        con = connect(lake)
+        if args.lake:
+            con = connect(lake)
+        else:
+            from .database import connect_scoped
+
+            con = connect_scoped(lake, [o.trace_id for o in outcomes if o.status == "ok"])
         try:
             try:
                 names = reports.resolve([n.strip() for n in ",".join(args.report or []).split(",") if n.strip()]

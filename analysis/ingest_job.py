@@ -87,7 +87,10 @@ def skip_if_no_trace(outcome: FileOutcome) -> FileOutcome:
 
 def ingest_paths(paths: list[str], lake: str | Path,
                  on_outcome: Callable[[FileOutcome], None] = lambda o: None,
-                 limits: Limits | None = None) -> list[FileOutcome]:
+                 limits: Limits | None = None, build_database: bool = True) -> list[FileOutcome]:
+    """Ingest the trace files found under `paths` into `lake`, then derive the new traces'
+    materialized views and update the lake's database. Without `build_database` the lake holds
+    only the tables (a throwaway lake whose views are evaluated directly: `tracelake stats`)."""
     lake = prepare_for_writing(Path(lake))
     outcomes = []
     named = set(paths)
@@ -97,6 +100,8 @@ def ingest_paths(paths: list[str], lake: str | Path,
             skip_if_no_trace(outcome)
         on_outcome(outcome)
         outcomes.append(outcome)
+    if not build_database:
+        return outcomes
     # the materialized views of the new traces and of their runs' other ranks (analysis/derive.py)
     derive.derive(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}))
     update_database(lake)

@@ -34,30 +34,30 @@ REPORTS = {
         FROM kernel_summary WHERE trace_id = ? ORDER BY total_ns DESC, name"""),
     "memcpy_kind_summary": Report("Memory copies by direction and memory kind", """
         SELECT copy_kind, src_kind, dst_kind, count, total_bytes, total_ns, avg_bytes_per_s / 1e9 AS avg_gb_per_s
-        FROM memcpy_kind_summary WHERE trace_id = ? ORDER BY total_ns DESC"""),
+        FROM memcpy_kind_summary WHERE trace_id = ? ORDER BY total_ns DESC, copy_kind, src_kind, dst_kind"""),
     "idle_breakdown": Report("GPU idle by cause (gaps on each stream)", """
         SELECT cause, sum(gap_count) AS gaps, sum(idle_ns) AS idle_ns,
                100.0 * sum(idle_ns) / sum(sum(idle_ns)) OVER () AS idle_pct
-        FROM idle_breakdown_by_device WHERE trace_id = ? GROUP BY cause ORDER BY idle_ns DESC"""),
+        FROM idle_breakdown_by_device WHERE trace_id = ? GROUP BY cause ORDER BY idle_ns DESC, cause"""),
     "findings": Report("Findings", """
         SELECT rule, severity, count(*) AS n, CAST(sum(duration_ns) AS BIGINT) AS total_ns,
                arg_max(evidence, duration_ns) AS example, any_value(advice) AS advice
         FROM findings WHERE trace_id = ? GROUP BY rule, severity ORDER BY total_ns DESC, rule"""),
     "memcpy_time_summary": Report("Memory operations by time", """
         SELECT time_pct, total_ns, count, avg_ns, med_ns, min_ns, max_ns, stddev_ns, operation
-        FROM memcpy_time_summary WHERE trace_id = ? ORDER BY total_ns DESC"""),
+        FROM memcpy_time_summary WHERE trace_id = ? ORDER BY total_ns DESC, operation"""),
     "memcpy_size_summary": Report("Memory operations by size", """
         SELECT total_bytes, count, avg_bytes, med_bytes, min_bytes, max_bytes, stddev_bytes, operation
-        FROM memcpy_size_summary WHERE trace_id = ? ORDER BY total_bytes DESC"""),
+        FROM memcpy_size_summary WHERE trace_id = ? ORDER BY total_bytes DESC, operation"""),
     "gpu_summary": Report("GPU kernels and memory operations", """
         SELECT time_pct, total_ns, instances, avg_ns, med_ns, min_ns, max_ns, stddev_ns, category, name
-        FROM gpu_summary WHERE trace_id = ? ORDER BY total_ns DESC"""),
+        FROM gpu_summary WHERE trace_id = ? ORDER BY total_ns DESC, category, name"""),
     "api_summary_nsys": Report("CUDA API calls", """
         SELECT time_pct, total_ns, num_calls, avg_ns, med_ns, min_ns, max_ns, stddev_ns, name
-        FROM api_summary_nsys WHERE trace_id = ? ORDER BY total_ns DESC"""),
+        FROM api_summary_nsys WHERE trace_id = ? ORDER BY total_ns DESC, name"""),
     "nvtx_summary": Report("NVTX ranges", """
         SELECT time_pct, total_ns, instances, avg_ns, med_ns, min_ns, max_ns, stddev_ns, style, range
-        FROM nvtx_summary WHERE trace_id = ? ORDER BY total_ns DESC"""),
+        FROM nvtx_summary WHERE trace_id = ? ORDER BY total_ns DESC, range, style"""),
 }
 DEFAULT = ("summary", "kernel_summary", "memcpy_kind_summary", "idle_breakdown", "findings")
 

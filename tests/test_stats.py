@@ -8,6 +8,7 @@ import csv
 import io
 import json
 
+import pytest
 from conftest import DATA
 from tracelake.analysis.cli import main
 
@@ -48,3 +49,33 @@ def test_json_and_unknown_report(capsys):
     assert data["kernel_summary"] and all(r["file"] == MNIST.name for r in data["kernel_summary"])
     assert main(["stats", str(MNIST), "--report", "cuda_gpu_kern_sum,no_such_report"]) == 2
     assert "--report no_such_report: no such report" in capsys.readouterr().err
+
+
+def _same_rows(a: str, b: str) -> bool:
+    """The same CSV rows; numbers equal to 1e-9 relative (float sums may differ in the last bits
+    with the order DuckDB adds them in)."""
+    def cell(v: str):
+        try:
+            return float(v)
+        except ValueError:
+            return v
+    rows_a, rows_b = (list(csv.reader(io.StringIO(t))) for t in (a, b))
+    return len(rows_a) == len(rows_b) and all(
+        len(ra) == len(rb) and all(cell(x) == pytest.approx(cell(y), rel=1e-9) if isinstance(cell(y), float)
+                                   else x == y for x, y in zip(ra, rb))
+        for ra, rb in zip(rows_a, rows_b))
+
+
+def test_a_throwaway_lake_prints_what_a_kept_lake_prints(tmp_path, capsys):
+    """Without --lake the views are evaluated directly on the files' rows (no database, no
+    derived tables); with --lake they come from the lake's database. The same rows in the same
+    order, for the default reports and NVIDIA's, over two files of both sources."""
+    reports = ["summary,kernel_summary,memcpy_kind_summary,idle_breakdown,findings",
+               "cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum,cuda_api_sum,nvtx_sum,gpu_gaps,gpu_time_util"]
+    for report in reports:
+        args = ["stats", str(NSYS), str(MNIST), "--report", report, "--format", "csv"]
+        assert main(args) == 0
+        throwaway = capsys.readouterr().out
+        assert main([*args, "--lake", str(tmp_path / "lake")]) == 0
+        kept = capsys.readouterr().out
+        assert throwaway.count("\n") > 50 and _same_rows(throwaway, kept)
