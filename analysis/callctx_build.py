@@ -281,6 +281,10 @@ def _memory_paths(memory: pl.DataFrame, calls: pl.DataFrame, paths: dict[int, li
     return {i: paths[c] for i, c in enumerate(linked) if c is not None and c in paths}
 
 
+# The lake tables build() makes (some of them, or none, for a trace without the events they need).
+BUILDS = ("callctx_nodes", "callctx_gpu_ops", "memory_context", "memory_blocks", "memory_call_contexts")
+
+
 def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:
     """callctx_nodes and callctx_gpu_ops for one trace's tables (none when it has no GPU work), and
     memory_context, memory_call_contexts and memory_blocks for its allocator events (none when it has none)."""

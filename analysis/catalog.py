@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 
@@ -25,6 +26,7 @@ _CREATES = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE)\s+([A-
 # '-- depends: a, b' plus continuation lines indented under it ('--          c, d')
 _VIEW = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?VIEW\s+([A-Za-z_][A-Za-z0-9_]*)", re.I)
 _MATERIALIZE = re.compile(r"^--\s*materialize:\s*per trace\s*(?::\s*([\w, ]+))?$", re.M)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DEPENDS = re.compile(r"^--\s*depends:\s*(.*(?:\n--\s{2,}[\w, ]+$)*)", re.M)
 
 
@@ -98,6 +100,28 @@ def materialized(files: list[SqlFile] | None = None) -> dict[str, str]:
             h.update(path.encode() + b"\0" + seen[path].encode() + b"\0")
         for view in f.materialized:
             out[view] = h.hexdigest()[:12]
+    return out
+
+
+def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | None = None) -> set[str]:
+    """`names` and every view, macro and table of `tables` (the base tables) they read, transitively:
+    through the files' `-- depends:` lines (complete: tests/test_catalog.py), and the base tables
+    named anywhere in those files' SQL (base tables need no depends line; a name that only appears
+    in a string counts too, which errs on the side of reading more)."""
+    files = load_files() if files is None else files
+    creator = {name: f for f in files for name in f.creates}
+    tables = set(tables)
+    out, stack, seen = set(names), list(names), set()
+    while stack:
+        f = creator.get(stack.pop())
+        if f is None or f.path in seen:
+            continue
+        seen.add(f.path)
+        out.update(f.creates)
+        body = "\n".join(line.split("--")[0] for line in f.text.splitlines())
+        out.update(tables & set(_WORD.findall(body)))
+        stack.extend(d for d in f.depends if d in creator)
+        out.update(f.depends)
     return out
 
 

@@ -94,6 +94,9 @@ def sql(args) -> int:
 def stats(args) -> int:
     import tempfile
 
+    from tracelake.ingest.schema import TABLES
+
+    from . import catalog
     from . import stats as reports
     from .ingest_job import ingest_paths
 
@@ -101,28 +104,37 @@ def stats(args) -> int:
         if o.status == "error":
             say(f"error  {o.error}", err=True)
 
+    asked = [n.strip() for n in ",".join(args.report or []).split(",") if n.strip()] or list(reports.DEFAULT)
+    known = {name for f in catalog.load_files() for name in f.creates} | set(TABLES)
+    try:
+        names = reports.resolve(asked, known)
+    except ValueError as e:
+        say(f"error  {e}", err=True)
+        return EXIT_USAGE
+    # A throwaway lake gets no database and no derived tables, and only the tables the reports
+    # read: their views are evaluated directly on the files' rows (ScopedDatabase).
+    needed = None if args.lake else catalog.reads(reports.reads(names, known), TABLES)
     with tempfile.TemporaryDirectory(prefix="tracelake-stats-") as scratch:
         lake = args.lake or Path(scratch) / "lake"
-        # a throwaway lake gets no database and no derived tables: the reports' views are
-        # evaluated directly on the files' rows (ScopedDatabase), which is all they are asked for
-        outcomes = ingest_paths(args.files, lake, failed, build_database=bool(args.lake))
+        outcomes = ingest_paths(args.files, lake, failed, needed=needed)
         if not outcomes:
             say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
             return EXIT_SOME_FAILED
+        done = [o for o in outcomes if o.status == "ok"]
         if args.lake:
             con = connect(lake)
         else:
+            from . import derive
             from .database import connect_scoped
 
-            con = connect_scoped(lake, [o.trace_id for o in outcomes if o.status == "ok"])
+            con = connect_scoped(lake, [o.trace_id for o in done], needed)
+            derive.evaluate_once(con, needed)
         try:
             try:
-                names = reports.resolve([n.strip() for n in ",".join(args.report or []).split(",") if n.strip()]
-                                        or list(reports.DEFAULT), reports.trace_views(con))
+                reports.resolve(names, reports.trace_views(con))  # a view without trace_id is no report
             except ValueError as e:
                 say(f"error  {e}", err=True)
                 return EXIT_USAGE
-            done = [o for o in outcomes if o.status == "ok"]
             _print_stats(con, reports, names, done, args.format)
         finally:
             con.close()

@@ -37,6 +37,10 @@ def solve(graph: Graph, edges: pl.DataFrame | None = None) -> tuple[np.ndarray, 
                          node_step, graph.steps.height, node_ts)
 
 
+# The lake tables build() makes (none for a trace without CPU spans).
+BUILDS = ("cp_steps", "cp_nodes", "cp_edges")
+
+
 def build(tables: dict[str, pa.Table], hta_compat: bool = False) -> tuple[dict[str, pa.Table], list[str]]:
     """cp_steps, cp_nodes and cp_edges for one trace (none when it has no CPU spans), and warnings.
     `hta_compat`: HTA's own numbers, to compare with it (critpath_graph.build_graph)."""

@@ -48,17 +48,18 @@ def _empty(spec, duck_types: dict) -> str:
     return f"SELECT {typed} WHERE false"
 
 
-def base_tables(con, lake: Path, trace_ids: list[str], temp: bool = False) -> None:
+def base_tables(con, lake: Path, trace_ids: list[str], temp: bool = False, only: set[str] | None = None) -> None:
     """(Re)create every base table on `con` as an in-memory TABLE (a TEMP one with `temp`, which
     shadows the placeholder of a catalog template) of the rows of `trace_ids`, from their
-    partitions or segments ([] gives empty typed tables)."""
+    partitions or segments ([] gives empty typed tables; so do tables not in `only`)."""
     from tracelake.ingest.schema import TABLES
 
     duck_types = _duck_types()
     create = "CREATE OR REPLACE TEMP TABLE" if temp else "CREATE OR REPLACE TABLE"
     for table, spec in TABLES.items():
         cols = ", ".join(c.name for c in spec.columns)
-        source = lake_scan.scoped_source(lake, table, trace_ids) if trace_ids else None
+        wanted = trace_ids and (only is None or table in only)
+        source = lake_scan.scoped_source(lake, table, trace_ids) if wanted else None
         if source:
             try:
                 con.execute(f"{create} {table} AS SELECT {cols} FROM {source};")
@@ -307,16 +308,18 @@ class ScopedDatabase:
         if not self._temp:
             catalog.install(self.con, set(TABLES))
 
-    def load(self, trace_ids: list[str]) -> duckdb.DuckDBPyConnection:
-        """Replace the tables by those of `trace_ids` (in memory); returns the connection."""
-        base_tables(self.con, self.lake, trace_ids, temp=self._temp)
+    def load(self, trace_ids: list[str], only: set[str] | None = None) -> duckdb.DuckDBPyConnection:
+        """Replace the tables by those of `trace_ids` (in memory; those not in `only` empty);
+        returns the connection."""
+        base_tables(self.con, self.lake, trace_ids, temp=self._temp, only=only)
         return self.con
 
     def close(self) -> None:
         self.con.close()
 
 
-def connect_scoped(lake: str | Path, trace_ids: list[str]) -> duckdb.DuckDBPyConnection:
-    """A ScopedDatabase of these traces, for one use: close the connection when done."""
-    return ScopedDatabase(lake).load(trace_ids)
+def connect_scoped(lake: str | Path, trace_ids: list[str], only: set[str] | None = None) -> duckdb.DuckDBPyConnection:
+    """A ScopedDatabase of these traces (of the tables in `only`), for one use: close the
+    connection when done."""
+    return ScopedDatabase(lake).load(trace_ids, only)
 

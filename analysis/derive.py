@@ -188,6 +188,14 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]]) -> 
     return warnings
 
 
+def evaluate_once(con, needed: set[str]) -> None:
+    """On a ScopedDatabase connection: the shared and materialized views among `needed`, each
+    evaluated once into a TEMP table that shadows it (in dependency order, as derive_scope does),
+    so that queries reading several of them do not evaluate the views below them again."""
+    for view in [v for v in _SHARED if v in needed] + [v for v in current() if v in needed]:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
+
+
 def _write_partitions(con, view: str, trace_ids: list[str], folder: Path) -> list[tuple[str, Path]]:
     """The rows of temp.<view> for each of `trace_ids` as one Parquet file each (without the trace_id
     column), written by one partitioned COPY; a trace without rows gets an empty file, which marks

@@ -51,8 +51,10 @@ def _critical_path(result) -> dict:
     return tables
 
 
-def ingest_one(path: str, lake: Path, limits: Limits | None = None) -> FileOutcome:
-    """One file into the lake. The outcome's path is the file name as UTF-8 text (path_text)."""
+def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[str] | None = None) -> FileOutcome:
+    """One file into the lake. The outcome's path is the file name as UTF-8 text (path_text).
+    `needed`: the only tables anyone will read (catalog.reads); the calling context and the
+    critical path are then built only if some of their tables are among them (default: all)."""
     t0 = time.perf_counter()
     shown = path_text(path)
     try:
@@ -60,8 +62,10 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None) -> FileOutco
         # the base tables are written while the calling context and the critical path are built
         with TraceWriter(lake, result.trace_id, tracelake_version=__version__) as writer:
             writer.write(result.tables)
-            writer.write(_calling_context(result))
-            writer.write(_critical_path(result))
+            if needed is None or needed & set(callctx_build.BUILDS):
+                writer.write(_calling_context(result))
+            if needed is None or needed & set(critpath_build.BUILDS):
+                writer.write(_critical_path(result))
             writer.publish()
     except TraceError as e:
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e), error_kind=e.kind)
@@ -87,20 +91,21 @@ def skip_if_no_trace(outcome: FileOutcome) -> FileOutcome:
 
 def ingest_paths(paths: list[str], lake: str | Path,
                  on_outcome: Callable[[FileOutcome], None] = lambda o: None,
-                 limits: Limits | None = None, build_database: bool = True) -> list[FileOutcome]:
+                 limits: Limits | None = None, needed: set[str] | None = None) -> list[FileOutcome]:
     """Ingest the trace files found under `paths` into `lake`, then derive the new traces'
-    materialized views and update the lake's database. Without `build_database` the lake holds
-    only the tables (a throwaway lake whose views are evaluated directly: `tracelake stats`)."""
+    materialized views and update the lake's database. With `needed` (the only tables and views
+    anyone will read: a throwaway lake whose views are evaluated directly, `tracelake stats`) the
+    lake gets no derived tables and no database, and tables outside `needed` may be left out."""
     lake = prepare_for_writing(Path(lake))
     outcomes = []
     named = set(paths)
     for path in discover(paths):
-        outcome = ingest_one(path, lake, limits)
+        outcome = ingest_one(path, lake, limits, needed)
         if path not in named:  # found in a folder; a file named on the command line must be a trace
             skip_if_no_trace(outcome)
         on_outcome(outcome)
         outcomes.append(outcome)
-    if not build_database:
+    if needed is not None:
         return outcomes
     # the materialized views of the new traces and of their runs' other ranks (analysis/derive.py)
     derive.derive(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}))

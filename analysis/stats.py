@@ -8,6 +8,7 @@ checks those views against NVIDIA's output).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -94,6 +95,15 @@ def resolve(names: list[str], views: set[str]) -> list[str]:
     return out
 
 
+def reads(reports: list[str], names: set[str]) -> set[str]:
+    """The views and tables of `names` that the reports (resolved) name: a view's report reads the
+    view, a named report what its SQL names."""
+    out = set()
+    for report in reports:
+        out |= set(re.findall(r"[A-Za-z_]\w*", REPORTS[report].sql)) & names if report in REPORTS else {report}
+    return out
+
+
 def trace_views(con) -> set[str]:
     """Views and tables with a trace_id column: each is a report of all its columns."""
     return {r[0] for r in con.execute("SELECT DISTINCT table_name FROM information_schema.columns "
@@ -104,7 +114,8 @@ def query(con, report: str, trace_id: str):
     """The report's rows for one trace, as a DuckDB relation."""
     if report in REPORTS:
         return con.sql(REPORTS[report].sql, params=[trace_id])
-    return con.sql(f'SELECT * EXCLUDE (trace_id) FROM "{report}" WHERE trace_id = ?', params=[trace_id])
+    # a view's rows have no order of their own: all columns, left to right, make one
+    return con.sql(f'SELECT * EXCLUDE (trace_id) FROM "{report}" WHERE trace_id = ? ORDER BY ALL', params=[trace_id])
 
 
 def title(report: str) -> str:

@@ -10,6 +10,7 @@ import json
 
 import pytest
 from conftest import DATA
+from tracelake.analysis import stats
 from tracelake.analysis.cli import main
 
 NSYS = DATA / "nsys-2025.3.1_cnn-train-pageable_h100.sqlite.gz"
@@ -68,10 +69,12 @@ def _same_rows(a: str, b: str) -> bool:
 
 def test_a_throwaway_lake_prints_what_a_kept_lake_prints(tmp_path, capsys):
     """Without --lake the views are evaluated directly on the files' rows (no database, no
-    derived tables); with --lake they come from the lake's database. The same rows in the same
-    order, for the default reports and NVIDIA's, over two files of both sources."""
+    derived tables, only the tables the reports read: catalog.reads); with --lake they come from
+    the lake's database. The same rows in the same order, for every named report, over two files
+    of both sources."""
     reports = ["summary,kernel_summary,memcpy_kind_summary,idle_breakdown,findings",
-               "cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum,cuda_api_sum,nvtx_sum,gpu_gaps,gpu_time_util"]
+               "cuda_gpu_mem_time_sum,cuda_gpu_mem_size_sum,cuda_api_sum,nvtx_sum,gpu_gaps,gpu_time_util",
+               ",".join(set(stats.REPORTS) | set(stats.ALIASES))]
     for report in reports:
         args = ["stats", str(NSYS), str(MNIST), "--report", report, "--format", "csv"]
         assert main(args) == 0
