@@ -219,8 +219,9 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
         try:
             try:
                 cur.execute(f"CREATE TABLE _rows_{view} AS SELECT * FROM main.{view}")
-                cur.execute(f"DROP VIEW {view}")
-                cur.execute(f"ALTER TABLE _rows_{view} RENAME TO {view}")
+                # one transaction: other threads see the view or its table, never neither (a view
+                # read before its turn, by a dependency the depends lines lack, is evaluated)
+                cur.execute(f"BEGIN; DROP VIEW {view}; ALTER TABLE _rows_{view} RENAME TO {view}; COMMIT")
             except duckdb.Error as e:
                 warnings.append(f"{view}: not derived for {', '.join(targets)}: {str(e).splitlines()[0][:200]}")
                 return
