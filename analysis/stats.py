@@ -42,7 +42,8 @@ REPORTS = {
         FROM idle_breakdown_by_device WHERE trace_id = ? GROUP BY cause ORDER BY idle_ns DESC, cause"""),
     "findings": Report("Findings", """
         SELECT rule, severity, count(*) AS n, CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-               arg_max(evidence, duration_ns) AS example, any_value(advice) AS advice
+               arg_max(evidence, (duration_ns, evidence)) AS example,
+               arg_max(advice, (duration_ns, evidence)) AS advice
         FROM findings WHERE trace_id = ? GROUP BY rule, severity ORDER BY total_ns DESC, rule"""),
     "memcpy_time_summary": Report("Memory operations by time", """
         SELECT time_pct, total_ns, count, avg_ns, med_ns, min_ns, max_ns, stddev_ns, operation

@@ -109,7 +109,7 @@ SELECT trace_id, 'unfused_attention' AS rule, 'warning' AS severity, pid, min(st
             THEN printf('%d calls of aten::_scaled_dot_product_attention_math (the unfused math fallback of '
                         || 'scaled_dot_product_attention), %.3f ms on the GPU', count(*), sum(device_ns) / 1e6)
             ELSE printf('%d calls of %s over [batch, heads, seq, seq] scores such as %s (hand-written attention), '
-                        || '%.3f ms on the GPU', count(*), name, any_value(shapes), sum(device_ns) / 1e6)
+                        || '%.3f ms on the GPU', count(*), name, min(shapes), sum(device_ns) / 1e6)
        END AS evidence,
        'Use torch.nn.functional.scaled_dot_product_attention with inputs a fused kernel takes (fp16/bf16, head '
        || 'dimension a multiple of 8 up to 256, is_causal=True rather than an explicit causal mask) so that the '
