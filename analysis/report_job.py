@@ -205,26 +205,43 @@ PAGE_VIEWS = ["api_summary", "callctx_topdown", "graph_replays",
 # 100k, so small runs share it. Every view answers per trace, so a page is the same whichever
 # other traces are loaded beside its run's (tests/test_report_batches.py).
 BATCH_EVENTS = 150_000
+# What a task costs a worker, roughly (the 37 corpus pages on 2 cores): the load and the shared
+# views, then each page (its sections, charts and what-if), then each event. A task of 17 small
+# pages took 4.6 s, one of the 500k-event page 1.6 s: pages, not events, make most of the cost.
+TASK_SECONDS, PAGE_SECONDS, EVENT_SECONDS = 0.3, 0.25, 2e-6
+
+
+def _cost(pages: int, events: int) -> float:
+    return TASK_SECONDS + PAGE_SECONDS * pages + EVENT_SECONDS * events
 
 
 def batches(scopes: list[tuple[tuple[str, ...], list[str]]], events: dict[str, int],
             workers: int) -> list[tuple[list[str], list[str]]]:
-    """Scopes (biggest first), consecutive ones merged into tasks of at most BATCH_EVENTS events or
-    a 2 x workers share of all events, whichever is less (so that the workers stay busy to the end);
-    a bigger run is a task alone: [(traces to load, pages to render)]."""
+    """Scopes (biggest first), consecutive ones merged into tasks of at most BATCH_EVENTS events
+    and at most a 2 x workers share of the estimated cost of all pages (so that the workers stay
+    busy to the end); a bigger run is a task alone, and a run that costs more than that share has
+    its pages split over several tasks that each load it. The tasks come costliest first, so that
+    the longest does not start last: [(traces to load, pages to render)]."""
     size = {scope: sum(events.get(t) or 0 for t in scope) for scope, _ in scopes}
-    limit = min(BATCH_EVENTS, max(1, sum(size.values()) // max(1, 2 * workers)))
+    share = sum(_cost(len(members), size[scope]) for scope, members in scopes) / max(1, 2 * workers)
     out: list[tuple[list[str], list[str]]] = []
     load = 0
     for scope, members in scopes:
-        if out and load + size[scope] <= limit:
+        parts = min(len(members), int(_cost(len(members), size[scope]) // max(share, 1e-9)))
+        if parts > 1:  # a run too costly for one worker: its pages in several tasks, each loading the run
+            out.extend((list(scope), list(members[i::parts])) for i in range(parts))
+            load = BATCH_EVENTS  # nothing merges into them
+            continue
+        if (out and load + size[scope] <= BATCH_EVENTS
+                and _cost(len(out[-1][1]) + len(members), load + size[scope]) <= share):
             out[-1][0].extend(scope)
             out[-1][1].extend(members)
             load += size[scope]
         else:
             out.append((list(scope), list(members)))
             load = size[scope]
-    return out
+    cost = {id(task): _cost(len(task[1]), sum(events.get(t) or 0 for t in task[0])) for task in out}
+    return sorted(out, key=lambda task: -cost[id(task)])
 
 
 def lake_path(con) -> Path:

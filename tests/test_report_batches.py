@@ -9,17 +9,25 @@ from tracelake.reports import data
 from tracelake.reports.render import trace_page
 
 
-def test_batches_merge_small_runs_and_keep_big_ones_alone():
+def test_batches_merge_small_runs_keep_big_ones_alone_and_start_the_costliest():
     scopes = [(("big",), ["big"]), (("r0", "r1"), ["r0", "r1"]), (("a",), ["a"]), (("b",), ["b"]), (("c",), ["c"])]
     events = {"big": 400_000, "r0": 60_000, "r1": 60_000, "a": 15_000, "b": 10_000, "c": 5_000}
+    # estimated seconds (report_job._cost): big 1.35, r0+r1 1.04, a 0.58, b 0.57, c 0.56; all 4.10
     got = report_job.batches(scopes, events, workers=1)
-    assert got == [(["big"], ["big"]), (["r0", "r1", "a", "b", "c"], ["r0", "r1", "a", "b", "c"])]
+    # one worker: the small runs share a task (150,000 events, 1.85 s, under half of 4.10 s), which
+    # costs more than the big page's and so comes first
+    assert got == [(["r0", "r1", "a", "b", "c"], ["r0", "r1", "a", "b", "c"]), (["big"], ["big"])]
     # every page rendered exactly once, a run's traces always in one task
     assert sorted(p for _, pages in got for p in pages) == sorted(events)
-    # more workers: a task holds at most a 2 x workers share of all events (here 137,500), so that
-    # the workers stay busy to the end
+    # more workers: a task holds at most a 2 x workers share of the cost (here 1.03 s), so that the
+    # workers stay busy to the end; a run is not split below twice that share
     assert report_job.batches(scopes, events, workers=2) == [
-        (["big"], ["big"]), (["r0", "r1", "a"], ["r0", "r1", "a"]), (["b", "c"], ["b", "c"])]
+        (["big"], ["big"]), (["r0", "r1"], ["r0", "r1"]), (["a", "b"], ["a", "b"]), (["c"], ["c"])]
+    # four workers (share 0.51 s): the run of two ranks costs twice that, so its pages go to two
+    # tasks that each load both ranks
+    assert report_job.batches(scopes, events, workers=4) == [
+        (["big"], ["big"]), (["r0", "r1"], ["r0"]), (["r0", "r1"], ["r1"]), (["a"], ["a"]), (["b"], ["b"]),
+        (["c"], ["c"])]
 
 
 def test_views_are_frozen_in_catalog_order():
