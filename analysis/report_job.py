@@ -3,7 +3,7 @@
 The twin of run_job.py for the HTML side; reports/ only renders (a connection in, HTML out). Pages
 are rendered in a process pool, or on a Dask cluster (executor='dask': its workers must see the
 lake and the output folder at the same paths), a run (its rank files, else one trace) per task,
-biggest first. Each worker keeps one ScopedDatabase (views installed once) and one warm chart
+costliest first (batches). Each worker keeps one ScopedDatabase (views installed once) and one warm chart
 renderer for all the runs it is given. Beside each page, traces/<trace_id>.json keeps the trace's
 row of the index, so the index never evaluates the views over the whole lake for them again.
 A page that fails is listed (page_errors, and on the index) and the others go on; the index page
