@@ -129,7 +129,7 @@ def _new_database(path: Path) -> duckdb.DuckDBPyConnection:
     return duckdb.connect(str(path), config={"storage_compatibility_version": "v1.0.0"})
 
 
-def _install_catalog(con) -> None:
+def install_catalog(con) -> None:
     """The sql/ views, created over base tables that read no files yet (see _write_database)."""
     from tracelake.ingest.schema import TABLES
 
@@ -137,7 +137,7 @@ def _install_catalog(con) -> None:
     catalog.install(con, set(TABLES))
 
 
-def _catalog_template(placed: bool = False) -> Path | None:
+def catalog_template(placed: bool = False) -> Path | None:
     """A database holding just the installed catalog, kept per catalog fingerprint in the user's
     cache folder ($TRACELAKE_CACHE, else $XDG_CACHE_HOME/tracelake or ~/.cache/tracelake):
     installing the views takes most of a new lake's database time (0.6 s), copying this file
@@ -149,7 +149,7 @@ def _catalog_template(placed: bool = False) -> Path | None:
     template = Path(root) / f"catalog-{_catalog_fingerprint()}{'-placed' if placed else ''}.duckdb"
     if template.exists():
         return template
-    base = _catalog_template() if placed else None
+    base = catalog_template() if placed else None
     if placed and base is None:
         return None
     tmp = template.with_name(f".{template.name}.{os.getpid()}.tmp")
@@ -161,7 +161,7 @@ def _catalog_template(placed: bool = False) -> Path | None:
         con = _new_database(tmp)
         try:
             if base is None:
-                _install_catalog(con)
+                install_catalog(con)
             else:
                 derive.place(con)
             con.execute("CHECKPOINT")
@@ -207,13 +207,13 @@ def _write_database(tmp: Path, lake: Path) -> None:
     # the same for every lake: copied from the cached template when there is one.
     derived = derive.with_partitions(lake)
     served = len(derived) == len(derive.current())  # every materialized view (the usual lake)
-    template = _catalog_template(placed=served)
+    template = catalog_template(placed=served)
     if template is not None:
         shutil.copyfile(template, tmp)
     con = _new_database(tmp)
     try:
         if template is None:
-            _install_catalog(con)
+            install_catalog(con)
         derive.serve(con, lake, derived, placed=template is not None and served)
         _point_base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
@@ -290,7 +290,7 @@ class ScopedDatabase:
     once; `load` swaps in the rows of other traces, and the views, which DuckDB binds when they
     are queried, then answer for those.
 
-    The catalog comes from the cached template (_catalog_template), opened read-only, with the
+    The catalog comes from the cached template (catalog_template), opened read-only, with the
     rows in TEMP tables that shadow its placeholder base tables: installing the views afresh
     takes about 2 s on the 2-core machine, opening the template a few ms. Without a cache folder
     the views are installed into an in-memory database.
@@ -300,7 +300,7 @@ class ScopedDatabase:
         from tracelake.ingest.schema import TABLES
 
         self.lake = Path(lake).resolve()
-        template = _catalog_template()
+        template = catalog_template()
         self._temp = template is not None
         self.con = planner_settings(duckdb.connect(str(template), read_only=True) if self._temp else duckdb.connect())
         self.con.execute("SET enable_progress_bar = false")  # a worker's queries: no bars in a cluster's logs

@@ -161,9 +161,9 @@ def _scope_database(lake: str, scope: list[str]):
 
     con = database.planner_settings(duckdb.connect())
     con.execute("SET enable_progress_bar = false")  # a worker's queries: no bars in a cluster's logs
-    template = database._catalog_template()
+    template = database.catalog_template()
     if template is None:
-        database._install_catalog(con)
+        database.install_catalog(con)
     else:
         con.execute(f"ATTACH {_quote(str(template))} AS catalog_template (READ_ONLY)")
         con.execute("COPY FROM DATABASE catalog_template TO memory")
