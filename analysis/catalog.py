@@ -103,6 +103,11 @@ def materialized(files: list[SqlFile] | None = None) -> dict[str, str]:
     return out
 
 
+def names_in(sql: str, names: set[str]) -> set[str]:
+    """The members of `names` that appear as words in `sql`."""
+    return names & set(_WORD.findall(sql))
+
+
 def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | None = None) -> set[str]:
     """`names` and every view, macro and table of `tables` (the base tables) they read, transitively:
     through the files' `-- depends:` lines (complete: tests/test_catalog.py), and the base tables
@@ -118,8 +123,7 @@ def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | No
             continue
         seen.add(f.path)
         out.update(f.creates)
-        body = "\n".join(line.split("--")[0] for line in f.text.splitlines())
-        out.update(tables & set(_WORD.findall(body)))
+        out.update(names_in("\n".join(line.split("--")[0] for line in f.text.splitlines()), tables))
         stack.extend(d for d in f.depends if d in creator)
         out.update(f.depends)
     return out

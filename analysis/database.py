@@ -111,14 +111,14 @@ def _catalog_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
-def _fingerprint(lake: Path) -> str:
+def _fingerprint(lake: Path, derived: list[str] | None = None) -> str:
     """What the database's content depends on besides the lake's path (see the module doc)."""
     h = hashlib.sha256(_catalog_fingerprint().encode())
     for table in sorted(p.name for p in lake.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if lake_layout.table_files(lake, table):
             h.update(f"\n{table}".encode())
     fingerprints = derive.current()
-    for view in derive.with_partitions(lake):  # which materialized views are served from partitions
+    for view in derive.with_partitions(lake) if derived is None else derived:  # served from partitions
         h.update(f"\n{view}@{fingerprints[view]}".encode())
     h.update(lake_layout.layout_state(lake).encode())  # compacted segments and their tombstones
     return h.hexdigest()[:16]
@@ -217,7 +217,7 @@ def _write_database(tmp: Path, lake: Path) -> None:
         derive.serve(con, lake, derived, placed=template is not None and served)
         _point_base_tables(con, lake)
         con.execute("CREATE TABLE _lake_info (lake_path VARCHAR, catalog_fingerprint VARCHAR, tracelake_version VARCHAR)")
-        con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _fingerprint(lake), __version__])
+        con.execute("INSERT INTO _lake_info VALUES (?, ?, ?)", [str(lake), _fingerprint(lake, derived), __version__])
     finally:
         con.close()
 

@@ -207,8 +207,7 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
 
     con = _scope_database(lake, scope)
     fingerprints = current()
-    wanted = [v for v in fingerprints if any(v in vs for vs in targets.values())]
-    order = _SHARED + [v for v in wanted if v not in _SHARED]
+    order = _in_order({v for vs in targets.values() for v in vs} | set(_SHARED))
     needs = _dependencies(order)
     staging = Path(lake) / lake_layout.STAGING / f"derive.{uuid.uuid4().hex[:8]}"
     staging.mkdir(parents=True)
@@ -249,11 +248,18 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
     return sorted(warnings)
 
 
+def _in_order(views: set[str]) -> list[str]:
+    """The shared and materialized views among `views`, in an order in which each comes after the
+    views it reads: the shared ones first (they read none of the others), then the materialized
+    ones in catalog order. A view may be both: it comes once."""
+    return [v for v in _SHARED if v in views] + [v for v in current() if v in views and v not in _SHARED]
+
+
 def evaluate_once(con, needed: set[str]) -> None:
     """On a ScopedDatabase connection: the shared and materialized views among `needed`, each
-    evaluated once into a TEMP table that shadows it (in dependency order, as derive_scope does),
-    so that queries reading several of them do not evaluate the views below them again."""
-    for view in [v for v in _SHARED if v in needed] + [v for v in current() if v in needed]:
+    evaluated once into a TEMP table that shadows it (in the order derive_scope uses), so that
+    queries reading several of them do not evaluate the views below them again."""
+    for view in _in_order(needed):
         con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
 
 

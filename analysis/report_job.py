@@ -240,8 +240,7 @@ def batches(scopes: list[tuple[tuple[str, ...], list[str]]], events: dict[str, i
         else:
             out.append((list(scope), list(members)))
             load = size[scope]
-    cost = {id(task): _cost(len(task[1]), sum(events.get(t) or 0 for t in task[0])) for task in out}
-    return sorted(out, key=lambda task: -cost[id(task)])
+    return sorted(out, key=lambda task: -_cost(len(task[1]), sum(events.get(t) or 0 for t in task[0])))
 
 
 def lake_path(con) -> Path:

@@ -8,7 +8,6 @@ checks those views against NVIDIA's output).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 
@@ -41,10 +40,8 @@ REPORTS = {
                100.0 * sum(idle_ns) / sum(sum(idle_ns)) OVER () AS idle_pct
         FROM idle_breakdown_by_device WHERE trace_id = ? GROUP BY cause ORDER BY idle_ns DESC, cause"""),
     "findings": Report("Findings", """
-        SELECT rule, severity, count(*) AS n, CAST(sum(duration_ns) AS BIGINT) AS total_ns,
-               arg_max(evidence, (duration_ns, evidence)) AS example,
-               arg_max(advice, (duration_ns, evidence)) AS advice
-        FROM findings WHERE trace_id = ? GROUP BY rule, severity ORDER BY total_ns DESC, rule"""),
+        SELECT rule, severity, occurrences AS n, total_ns, example, advice
+        FROM findings_by_rule WHERE trace_id = ? ORDER BY total_ns DESC, rule"""),
     "memcpy_time_summary": Report("Memory operations by time", """
         SELECT time_pct, total_ns, count, avg_ns, med_ns, min_ns, max_ns, stddev_ns, operation
         FROM memcpy_time_summary WHERE trace_id = ? ORDER BY total_ns DESC, operation"""),
@@ -99,9 +96,11 @@ def resolve(names: list[str], views: set[str]) -> list[str]:
 def reads(reports: list[str], names: set[str]) -> set[str]:
     """The views and tables of `names` that the reports (resolved) name: a view's report reads the
     view, a named report what its SQL names."""
+    from .catalog import names_in
+
     out = set()
     for report in reports:
-        out |= set(re.findall(r"[A-Za-z_]\w*", REPORTS[report].sql)) & names if report in REPORTS else {report}
+        out |= names_in(REPORTS[report].sql, names) if report in REPORTS else {report}
     return out
 
 
