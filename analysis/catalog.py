@@ -12,6 +12,11 @@ A file may create several views and macros; each must be named in its header.
 (those named) marks views whose rows for a trace depend only on that trace and its run's other
 ranks: analysis/derive.py computes them per trace into the lake and the database serves them from
 there under the same name.
+
+Finding rules: every view named `finding_<rule>` is a rule of `findings`. The catalog writes the
+view `finding_rule_rows`, the union of all of them (a file of its own, `generated/finding_rule_rows.sql`,
+that takes part in ordering and fingerprints like the others), so a new rule is one `.sql` file
+(and its test): nothing lists the rules by hand.
 """
 
 from __future__ import annotations
@@ -60,7 +65,37 @@ def load_files() -> list[SqlFile]:
                                      _materialized(text)))
 
     walk(_sql_root())
-    return files
+    return files + [_rule_union(files)]
+
+
+RULE_PREFIX = "finding_"
+RULE_UNION = "finding_rule_rows"
+
+
+def rule_views(files: list[SqlFile]) -> list[str]:
+    """Every finding rule view (named finding_<rule>), sorted by name."""
+    return sorted(v for f in files for v in _VIEW.findall(f.text) if v.startswith(RULE_PREFIX) and v != RULE_UNION)
+
+
+_RULE_COLUMNS = (
+    ("trace_id", "Trace."), ("rule", "Rule name."), ("severity", "'warning' or 'info'."), ("pid", "Process."),
+    ("tid", "Thread (NULL when not a host-side finding)."), ("device_id", "GPU (NULL for host-side findings)."),
+    ("stream_id", "Stream (NULL for host-side findings)."),
+    ("start_ns", "Start of the flagged operation or API call (ns)."), ("duration_ns", "Its duration (ns)."),
+    ("api_name", "The API call involved, as recorded."), ("evidence", "What was seen, in words."),
+    ("advice", "What to do about it."))
+
+
+def _rule_union(files: list[SqlFile]) -> SqlFile:
+    """The view finding_rule_rows: the rows of every finding rule, one UNION ALL BY NAME."""
+    rules = rule_views(files)
+    text = (f"-- {RULE_UNION}: the rows of every finding rule (each view named {RULE_PREFIX}<rule>), written by\n"
+            "-- analysis/catalog.py; `findings` reads it. A rule has these columns (those it lacks are NULL).\n--\n"
+            f"-- depends: {', '.join(rules)}\n--\n"
+            + "".join(f"-- @column {name:<12} {meaning}\n" for name, meaning in _RULE_COLUMNS)
+            + f"CREATE OR REPLACE VIEW {RULE_UNION} AS\n"
+            + "\nUNION ALL BY NAME ".join(f"SELECT * FROM {r}" for r in rules) + ";\n")
+    return SqlFile(f"generated/{RULE_UNION}.sql", text, (RULE_UNION,), tuple(rules))
 
 
 def _materialized(text: str) -> tuple[str, ...]:

@@ -20,24 +20,9 @@ from pathlib import Path
 from tracelake.reports.data import INDEX_COLUMNS, frozen, index_rows
 from tracelake.reports.render import index_report, trace_page
 
-from . import __version__, critpath_whatif
+from . import __version__, critpath_whatif, report_views
 from .database import ScopedDatabase, connect
 from .worker_pool import process_pool
-
-# Views that several sections, or several views under them, read: evaluated once per task, in
-# catalog order (what a view reads is frozen before it). `findings` is frozen rule by rule, with
-# the views several rules read, and then their union: DuckDB took twice as long to plan the union
-# of 21 rule views at once as the rules one by one.
-SHARED_VIEWS = ["gpu_ops", "gpu_op_class", "rank_runs", "collectives", "collective_instances", "collective_bandwidth",
-                "collective_rank_waits", "steps", "finding_cuda_memcpy_async", "finding_cuda_memcpy_sync",
-                "finding_cuda_memset_sync", "finding_cuda_api_sync", "kernel_launch_summary", "temporal_breakdown",
-                "stragglers", "finding_tensor_core_alignment", "finding_fp32_gemm", "finding_launch_bound",
-                "finding_host_sync_in_step", "finding_pageable_copy_in_step", "finding_gpu_idle_in_step",
-                "finding_straggler_rank", "finding_critical_path", "finding_memory_growth",
-                "finding_memory_fragmentation", "finding_collective_straggler", "finding_low_collective_bandwidth",
-                "finding_tiny_collectives", "op_efficiency", "finding_memory_bound_matmul", "finding_matmul_below_roof",
-                "finding_fp32_matmul", "finding_unfused_attention", "gpu_active_range", "gpu_busy", "overlap",
-                "findings"]
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -166,7 +151,7 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
         if lake not in cache:
             cache[lake] = ScopedDatabase(lake)
         con = cache[lake].load(scope)
-        with frozen(con, SHARED_VIEWS + (PAGE_VIEWS if len(pages) > 1 else [])):
+        with frozen(con, report_views.shared_views() + (report_views.page_views() if len(pages) > 1 else [])):
             for trace_id, path in pages:
                 try:
                     page = trace_page(con, trace_id, siblings, version=__version__,
@@ -189,19 +174,8 @@ def _remove_page(page: Path) -> None:
     _index_row_path(page).unlink(missing_ok=True)
 
 
-# Views the page sections read once each (reports/data.py, memory.py, operators.py), in catalog
-# order (what a view reads is frozen before it): a task of several pages evaluates them once for all
-# its traces, not once per page (tests/test_report_batches.py checks the catalog order).
-PAGE_VIEWS = ["api_summary", "callctx_topdown", "graph_replays",
-              "gpu_phase_summary", "critical_path_summary", "critical_path_ops", "memory_timeline_bucketed",
-              "memory_sources", "memory_peaks", "memory_summary", "findings_by_rule", "gpu_utilization_over_time",
-              "idle_breakdown_by_device", "kernel_summary", "memcpy_kind_summary", "memory_peak_breakdown",
-              "memset_kind_summary", "mfu", "model_coverage", "nvtx_gpu_summary", "op_efficiency_summary",
-              "rank_summary", "steady_state", "trace_summary"]
-
-
 # A task renders the pages of several small runs from one scoped database: loading the tables and
-# evaluating SHARED_VIEWS cost DuckDB about the same time (mostly planning) for 700 events as for
+# evaluating the shared views (report_views) cost DuckDB about the same time (mostly planning) for 700 events as for
 # 100k, so small runs share it. Every view answers per trace, so a page is the same whichever
 # other traces are loaded beside its run's (tests/test_report_batches.py).
 BATCH_EVENTS = 150_000

@@ -72,10 +72,10 @@ ALIASES = {
     "osrt_sum": "osrt_summary",
     "gpu_gaps": "gpu_gaps",
     "gpu_time_util": "gpu_utilization",
-    "cuda_memcpy_async": "finding_cuda_memcpy_async_nsys",
-    "cuda_memcpy_sync": "finding_cuda_memcpy_sync_nsys",
-    "cuda_memset_sync": "finding_cuda_memset_sync_nsys",
-    "cuda_api_sync": "finding_cuda_api_sync_nsys",
+    "cuda_memcpy_async": "nsys_analyze_cuda_memcpy_async",
+    "cuda_memcpy_sync": "nsys_analyze_cuda_memcpy_sync",
+    "cuda_memset_sync": "nsys_analyze_cuda_memset_sync",
+    "cuda_api_sync": "nsys_analyze_cuda_api_sync",
 }
 
 

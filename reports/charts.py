@@ -10,7 +10,7 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, CRITICAL_PATH_COLORS, short
+from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, CRITICAL_PATH_COLORS, gbps, short
 
 _WIDTH = 640
 # Labels are shortened before charting; Vega's own truncation to labelLimit measures each label
@@ -21,35 +21,44 @@ _FULL_LABELS = alt.Axis(labelLimit=0)
 def to_svg(chart: alt.Chart) -> str:
     # Altair's JSON-schema validation of each spec cost more than a third of the rendering time;
     # the specs are fixed code, checked by the tests (which validate them: see tests/test_reports.py).
-    return vlc.vegalite_to_svg(chart.to_json(validate=False))
+    # Legends show their labels whole (class names like kernel_to_kernel were cut at Vega's 160 px).
+    # The padding leaves room for text that a reader's font draws wider than the font vl-convert
+    # measured it with (Chromium on Debian drew axis and legend labels past the image's edges).
+    spec = chart.configure_legend(labelLimit=0).to_dict(validate=False)
+    spec["padding"] = {"left": 28, "right": 48, "top": 5, "bottom": 5}
+    return vlc.vegalite_to_svg(spec)
 
 
 def utilization_over_time(frame: pl.DataFrame) -> alt.Chart:
     """frame: device, t_ms, in_use_pct."""
     return alt.Chart(frame).mark_area(opacity=0.85, color=CATEGORY_COLORS["compute"]).encode(
-        x=alt.X("t_ms:Q", title="time since first GPU operation (ms)"),
+        x=alt.X("t_ms:Q", title="time since the trace's start (ms)", scale=alt.Scale(zero=False, nice=False)),
         y=alt.Y("in_use_pct:Q", title="GPU in use (%)", scale=alt.Scale(domain=[0, 100], clamp=True)),
         row=alt.Row("device:N", title=None),
     ).properties(width=_WIDTH, height=90)
 
 
 def time_breakdown(frame: pl.DataFrame) -> alt.Chart:
-    """frame: who (rank/process), category, pct."""
+    """frame: who (rank/process), window ('steady state' / 'whole trace'), category, pct: a bar per
+    process and window."""
+    frame = frame.with_columns((pl.col("who") + ", " + pl.col("window")).alias("bar"))
     return alt.Chart(frame).mark_bar().encode(
-        y=alt.Y("who:N", title=None),
-        x=alt.X("pct:Q", title="share of the GPU's active time (%)", stack="zero", scale=alt.Scale(domain=[0, 100])),
+        y=alt.Y("bar:N", title=None, sort=None, axis=_FULL_LABELS),
+        x=alt.X("pct:Q", title="share of the window (%)", stack="zero", scale=alt.Scale(domain=[0, 100])),
         color=alt.Color("category:N", title=None,
                         scale=_scale({c: CATEGORY_COLORS[c] for c in ("compute", "non_compute", "idle")})),
         order=alt.Order("category:N"),
-    ).properties(width=_WIDTH, height=alt.Step(26))
+    ).properties(width=_WIDTH - 120, height=alt.Step(26))
 
 
 def top_kernels(frame: pl.DataFrame) -> alt.Chart:
-    """frame: name, total_ms."""
-    frame = frame.with_columns(pl.col("name").map_elements(lambda n: short(n, 60), return_dtype=pl.String)
-                               .alias("kernel"))
+    """frame: rank (1 = most time), name, total_ms: one bar per row. Each label starts with the
+    kernel's rank, so two kernels whose shortened names are equal stay two bars (Vega-Lite would
+    sum equal labels into one)."""
+    frame = frame.with_columns(pl.struct("rank", "name").map_elements(
+        lambda r: f"{r['rank']}. {short(r['name'], 56)}", return_dtype=pl.String).alias("kernel"))
     return alt.Chart(frame).mark_bar(color=CATEGORY_COLORS["compute"]).encode(
-        y=alt.Y("kernel:N", sort="-x", title=None, axis=_FULL_LABELS),
+        y=alt.Y("kernel:N", sort=alt.SortField("rank"), title=None, axis=_FULL_LABELS),
         x=alt.X("total_ms:Q", title="total time (ms)"),
     ).properties(width=420, height=alt.Step(18))
 
@@ -61,7 +70,7 @@ def _scale(colors: dict[str, str]) -> alt.Scale:
 def memcpy_kinds(frame: pl.DataFrame) -> alt.Chart:
     """frame: kind, category ('memcpy'/'memset'), total_ms, gbps."""
     frame = frame.with_columns(
-        pl.col("gbps").map_elements(lambda v: f"{v:,.1f} GB/s", return_dtype=pl.String).fill_null("").alias("label"))
+        pl.col("gbps").map_elements(lambda v: gbps(v * 1e9), return_dtype=pl.String).fill_null("").alias("label"))
     base = alt.Chart(frame).encode(y=alt.Y("kind:N", sort="-x", title=None, axis=_FULL_LABELS),
                                    x=alt.X("total_ms:Q", title="time (ms)"))
     bars = base.mark_bar().encode(color=alt.Color("category:N", title=None, scale=_scale(CATEGORY_COLORS),

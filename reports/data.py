@@ -1,7 +1,7 @@
-"""What the report sections show, as queries on the lake's views: they select, order, rename and
-convert units for display, and reshape rows for a chart; joins, aggregates and layout live in
-views (trace_summary, rank_summary, findings_by_rule, idle_cause_summary, gpu_gap_histogram,
-callctx_icicle, run_overview, run_comparison_changes, ...)."""
+"""What the index page shows, as queries on the lake's views (trace_summary, run_overview,
+run_comparison_changes, rank_summary): they select, order, rename and convert units for display;
+joins, aggregates and layout live in views. A trace page's sections query their own views
+(reports/sections)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from contextlib import contextmanager
 
 import polars as pl
 
-
-def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
-    return con.sql(sql, params=params or []).pl()
+from .page import frame
+from .sections.ranks import rows as rank_rows
 
 
 @contextmanager
@@ -32,178 +31,6 @@ def frozen(con, views: list[str]) -> Iterator[None]:
 def summary(con, trace_id: str) -> dict:
     """The trace's trace_summary row: the headline numbers and its index row."""
     return frame(con, "SELECT * FROM trace_summary WHERE trace_id = ?", [trace_id]).to_dicts()[0]
-
-
-def header(con, trace_id: str, summary_row: dict) -> dict:
-    row = frame(con, "SELECT * FROM traces WHERE trace_id = ?", [trace_id]).to_dicts()[0]
-    row["devices"] = summary_row["gpu_names"]
-    return row
-
-
-def temporal(con, trace_id: str) -> pl.DataFrame:
-    """temporal_breakdown of the trace: a row per rank/process."""
-    return frame(con, """
-        SELECT coalesce('rank ' || rank, 'pid ' || pid) AS who, compute_pct, non_compute_pct, idle_pct, memcpy_pct
-        FROM temporal_breakdown WHERE trace_id = ? ORDER BY rank, pid""", [trace_id])
-
-
-def headline(summary_row: dict, kernels: list[dict]) -> dict:
-    """The key numbers atop a page (trace_summary) and the top row of the kernel table."""
-    out = {c: summary_row[c] for c in ("idle_pct", "compute_pct", "memcpy_pct", "overlap_pct", "findings")}
-    step_ns = summary_row["median_step_ns"]
-    out["step_ms"] = None if step_ns is None else step_ns / 1e6
-    out["top_kernel"] = kernels[0] if kernels else None
-    return out
-
-
-def utilization(con, trace_id: str) -> pl.DataFrame:
-    return frame(con, """
-        SELECT 'GPU ' || device_id || ' (pid ' || pid || ')' AS device,
-               (start_ns - min(start_ns) OVER (PARTITION BY pid, device_id)) / 1e6 AS t_ms, in_use_pct
-        FROM gpu_utilization_over_time WHERE trace_id = ? ORDER BY device, t_ms""", [trace_id])
-
-
-def breakdown(temporal_rows: pl.DataFrame) -> pl.DataFrame:
-    """Chart rows: who, category (compute / non_compute / idle), pct."""
-    wide = temporal_rows.select("who", compute="compute_pct", non_compute="non_compute_pct", idle="idle_pct")
-    return wide.unpivot(index="who", variable_name="category", value_name="pct")
-
-
-def kernel_table(con, trace_id: str, limit: int = 25) -> list[dict]:
-    return frame(con, f"""SELECT name, time_pct, total_ns, instances, avg_ns, med_ns, min_ns, max_ns
-                          FROM kernel_summary WHERE trace_id = ? ORDER BY total_ns DESC, name, instances, max_ns LIMIT {limit}""",
-                 [trace_id]).to_dicts()
-
-
-def memcpy_table(con, trace_id: str) -> list[dict]:
-    return frame(con, """SELECT copy_kind || ' ' || src_kind || ' -> ' || dst_kind AS kind, count, total_bytes,
-                                total_ns, avg_bytes_per_s
-                         FROM memcpy_kind_summary WHERE trace_id = ? ORDER BY total_ns DESC, kind, count""",
-                 [trace_id]).to_dicts()
-
-
-def api_table(con, trace_id: str, limit: int = 15) -> list[dict]:
-    return frame(con, f"""SELECT name, time_pct, total_ns, num_calls, avg_ns, max_ns FROM api_summary
-                          WHERE trace_id = ? ORDER BY total_ns DESC, name, num_calls LIMIT {limit}""", [trace_id]).to_dicts()
-
-
-def nvtx_table(con, trace_id: str, limit: int = 15) -> list[dict]:
-    return frame(con, f"""SELECT range, style, instances, total_proj_ns, total_range_ns, total_gpu_ops
-                          FROM nvtx_gpu_summary WHERE trace_id = ?
-                          ORDER BY total_proj_ns DESC, range, style, instances, total_range_ns LIMIT {limit}""",
-                 [trace_id]).to_dicts()
-
-
-def idle_causes(con, trace_id: str) -> list[dict]:
-    return frame(con, """SELECT cause, gaps, idle_ns FROM idle_cause_summary WHERE trace_id = ?
-                         ORDER BY idle_ns DESC, cause""", [trace_id]).to_dicts()
-
-
-def steps_table(con, trace_id: str, limit: int = 30) -> list[dict]:
-    return frame(con, f"""SELECT rank, pid, step, wall_ns, gpu_idle_pct, compute_ns, communication_ns, memcpy_ns,
-                                 dataloader_ns
-                          FROM steps WHERE trace_id = ? ORDER BY pid, step_index LIMIT {limit}""", [trace_id]).to_dicts()
-
-
-def steady_state(con, trace_id: str) -> list[dict]:
-    """Per process: which step rule found the steps, and the steady window (steady_state)."""
-    return frame(con, """SELECT pid, step_rule, steps, warmup_steps, median_step_ns, duration_ns FROM steady_state
-                         WHERE trace_id = ? ORDER BY pid""", [trace_id]).to_dicts()
-
-
-def graph_replays_table(con, trace_id: str, limit: int = 20) -> list[dict]:
-    return frame(con, f"""SELECT pid, graph_id, replays, kernels_per_replay, gpu_ns_per_replay, span_ns_per_replay,
-                                 launch_ns, total_gpu_ns, capture_site
-                          FROM graph_replays WHERE trace_id = ? ORDER BY total_gpu_ns DESC, pid, graph_id LIMIT {limit}""",
-                 [trace_id]).to_dicts()
-
-
-def gpu_phases(con, trace_id: str) -> list[dict]:
-    """GPU time by phase (replay, capture, warm-up, eager), only for traces with CUDA graph activity."""
-    return frame(con, """SELECT phase, ops, gpu_ns FROM graph_phase_totals WHERE trace_id = ?
-                         ORDER BY gpu_ns DESC, phase""", [trace_id]).to_dicts()
-
-
-def findings_table(con, trace_id: str) -> list[dict]:
-    return frame(con, """SELECT rule, severity, occurrences AS n, total_ns, example, advice FROM findings_by_rule
-                         WHERE trace_id = ? ORDER BY total_ns DESC, rule""", [trace_id]).to_dicts()
-
-
-def icicle(con, trace_id: str) -> pl.DataFrame:
-    """Node rectangles of the 'stack' calling-context tree, children inside their parent (callctx_icicle)."""
-    return frame(con, """SELECT depth, x0, x1, label, kind FROM callctx_icicle WHERE trace_id = ?
-                         ORDER BY depth, x0""", [trace_id])
-
-
-def memcpy_chart(con, trace_id: str) -> pl.DataFrame:
-    """Copy and memset time by direction and memory kind, with the achieved bandwidth."""
-    return frame(con, """
-        SELECT copy_kind || ' ' || src_kind || ' -> ' || dst_kind AS kind, 'memcpy' AS category,
-               total_ns / 1e6 AS total_ms, avg_bytes_per_s / 1e9 AS gbps
-        FROM memcpy_kind_summary WHERE trace_id = ?
-        UNION ALL
-        SELECT 'memset ' || coalesce(mem_kind, 'unknown'), 'memset', total_ns / 1e6, avg_bytes_per_s / 1e9
-        FROM memset_kind_summary WHERE trace_id = ?
-        ORDER BY total_ms DESC, kind""", [trace_id, trace_id])
-
-
-def gap_labels(con) -> list[str]:
-    """The gap length bins' labels, shortest first (gap_length_bins)."""
-    return frame(con, "SELECT bin FROM gap_length_bins ORDER BY bin_index")["bin"].to_list()
-
-
-def gap_distribution(con, trace_id: str) -> pl.DataFrame:
-    """GPU idle time in gaps longer than 10 µs, by gap length and cause (gpu_gap_histogram)."""
-    return frame(con, """SELECT bin_index, cause, idle_ns / 1e6 AS idle_ms, gaps, bin FROM gpu_gap_histogram
-                         WHERE trace_id = ? ORDER BY bin_index, cause""", [trace_id])
-
-
-def largest_gaps(con, trace_id: str, limit: int = 10) -> list[dict]:
-    return frame(con, f"""SELECT pid, device_id, at_ns, duration_ns, next_op, launch_api, launch_delay_ns, cause,
-                                 host_activity
-                          FROM largest_gpu_gaps WHERE trace_id = ? AND size_rank <= {limit}
-                          ORDER BY duration_ns DESC, size_rank""", [trace_id]).to_dicts()
-
-
-def step_breakdown(con, trace_id: str, limit: int = 40) -> pl.DataFrame:
-    """Per step of the first rank/process: compute, busy without compute, idle (ms); they add up to the step."""
-    wide = frame(con, f"""
-        SELECT step_index, step, compute_ns / 1e6 AS compute, non_compute_ns / 1e6 AS non_compute, idle_ns / 1e6 AS idle
-        FROM step_time_split WHERE trace_id = ? AND is_first_process ORDER BY step_index LIMIT {limit}""", [trace_id])
-    return wide.unpivot(index=["step_index", "step"], variable_name="category", value_name="ms")
-
-
-CRITICAL_PATH_CLASSES = ("cpu", "data_loading", "launch_overhead", "kernel_to_kernel", "sync_wait", "memcpy",
-                         "communication", "gpu_compute")
-
-
-def critical_path_steps(con, trace_id: str, limit: int = 40) -> pl.DataFrame:
-    """Per step of the first process: its critical path (critical_path_summary), one row per step."""
-    return frame(con, f"SELECT * FROM critical_path_first_steps WHERE trace_id = ? ORDER BY step_index LIMIT {limit}",
-                 [trace_id])
-
-
-def critical_path_chart(steps: pl.DataFrame) -> pl.DataFrame:
-    """Chart rows of critical_path_steps: step_index, step, class, ms."""
-    if steps.is_empty():
-        return pl.DataFrame()
-    wide = steps.select("step_index", "step", *[(pl.col(f"{c}_ns") / 1e6).alias(c) for c in CRITICAL_PATH_CLASSES])
-    return wide.unpivot(index=["step_index", "step"], variable_name="class", value_name="ms").filter(pl.col("ms") > 0)
-
-
-def critical_path_ops(con, trace_id: str, limit: int = 12) -> list[dict]:
-    """What puts the most time on the critical paths of the first process, over all its steps."""
-    return frame(con, f"""SELECT event_kind, name, class, path_ns, edges, pct FROM critical_path_first_ops
-                          WHERE trace_id = ? ORDER BY path_ns DESC, name LIMIT {limit}""", [trace_id]).to_dicts()
-
-
-def rank_rows(con, trace_id: str) -> list[dict]:
-    """The ranks of this trace's run (rank_runs) side by side; empty for single-rank traces."""
-    if frame(con, "SELECT 1 FROM rank_runs WHERE trace_id = ? LIMIT 1", [trace_id]).is_empty():
-        return []  # not a rank of a distributed run: skip the run-wide views
-    return frame(con, """SELECT * EXCLUDE (run_id) FROM rank_summary
-                         WHERE run_id IN (SELECT run_id FROM rank_runs WHERE trace_id = ?) ORDER BY rank""",
-                 [trace_id]).to_dicts()
 
 
 def run_comparisons(con) -> list[dict]:
@@ -239,16 +66,6 @@ def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
         row["run_ranks"] = run_ranks_of(row["trace_id"], rank_rows(con, row["trace_id"])) \
             if row["trace_id"] in firsts else []
     return rows
-
-
-def collective_bandwidth_rows(con, trace_id: str) -> pl.DataFrame:
-    """collective_bandwidth of this trace's run (or of the trace alone), by operation and size."""
-    return frame(con, """
-        SELECT b.operation, b.bytes, b.dtype, b.group_size, b.count, b.median_transfer_ns, b.algbw_gb_per_s,
-               b.busbw_gb_per_s, b.p50_wait_ns, b.p90_wait_ns, b.is_bound
-        FROM collective_bandwidth b
-        WHERE b.run_id IN (SELECT run_id FROM collectives WHERE trace_id = ?)
-        ORDER BY b.operation, b.bytes, b.dtype""", [trace_id])
 
 
 # A run's step time (else kernel time) changed by more than this since the previous run of its

@@ -46,26 +46,49 @@ CAUSE_COLORS = {
 
 
 def ms(ns) -> str:
+    """A duration in ns, in the unit that shows it: µs under 0.1 ms, s from 1 s, ms between."""
     if ns is None:
         return "–"
     ns = float(ns)
-    return f"{ns / 1e6:,.3f} ms" if abs(ns) < 1e8 else f"{ns / 1e9:,.3f} s"
+    if ns == 0:
+        return "0"
+    if abs(ns) < 1e5:
+        return f"{ns / 1e3:,.1f} µs"
+    return f"{ns / 1e6:,.3f} ms" if abs(ns) < 1e9 else f"{ns / 1e9:,.3f} s"
 
 
 def pct(value) -> str:
-    return "–" if value is None else f"{float(value):.1f} %"
+    if value is None:
+        return "–"
+    value = float(value)
+    return "< 0.1 %" if 0 < abs(value) < 0.05 else f"{value:.1f} %"
 
 
 def count(value) -> str:
     return "–" if value is None else f"{int(value):,}"
 
 
+def size(value) -> str:
+    """Bytes in decimal units (B, kB, MB, GB), three significant figures at least."""
+    if value is None:
+        return "–"
+    value = float(value)
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:,.1f} {unit}"
+    return f"{value:,.0f} B"
+
+
 def gbps(bytes_per_s) -> str:
-    return "–" if bytes_per_s is None else f"{float(bytes_per_s) / 1e9:,.1f} GB/s"
+    """A bandwidth in bytes/s, as GB/s, or MB/s under 1 GB/s (decimal units)."""
+    if bytes_per_s is None:
+        return "–"
+    value = float(bytes_per_s)
+    return f"{value / 1e9:,.1f} GB/s" if abs(value) >= 1e9 else f"{value / 1e6:,.1f} MB/s"
 
 
 def mb(value) -> str:
-    return "–" if value is None else f"{float(value) / 1e6:,.1f} MB"
+    return size(value)
 
 
 def gib(value) -> str:

@@ -1,6 +1,7 @@
 """The report's charts as functions of a lake connection and a trace: each returns an Altair chart
-(None when the trace has no data for it). The HTML report draws its charts with these; in a
-notebook they render inline (`tracelake.charts`, docs/python.md).
+(None when the trace has no data for it), the same chart the page's section draws. In a notebook
+they render inline (`tracelake.charts`, docs/python.md); `figure(con, trace_id, name)` returns the
+page's Figure (the chart and the table of the rows it draws).
 
 `con` is any connection with tracelake's views: tracelake.open(lake), or a scoped database.
 """
@@ -8,72 +9,78 @@ notebook they render inline (`tracelake.charts`, docs/python.md).
 from __future__ import annotations
 
 import altair as alt
-import polars as pl
 
-from . import charts, data
-
-
-def utilization(con, trace_id: str) -> alt.Chart | None:
-    """GPU in use (%) over the trace, per device, in 100 slices of its active range."""
-    frame = data.utilization(con, trace_id)
-    return charts.utilization_over_time(frame) if frame.height else None
+from . import data
+from . import sections as _s
+from .figure import Figure
+from .page import Page
 
 
-def time_breakdown(con, trace_id: str, temporal: pl.DataFrame | None = None) -> alt.Chart | None:
-    """Compute / busy without compute / idle share of the GPU's active time, per rank or process.
-    temporal: data.temporal(con, trace_id), when the caller has it already."""
-    frame = data.breakdown(data.temporal(con, trace_id) if temporal is None else temporal)
-    return charts.time_breakdown(frame) if frame.height else None
+def _built(section, key: str = "figure"):
+    def build(page: Page):
+        built = section.build(page)
+        return None if built is None else built.get(key)
+    return build
 
 
-def top_kernels(con, trace_id: str, n: int = 12, kernels: list[dict] | None = None) -> alt.Chart | None:
-    """The n kernels with the most total time. kernels: data.kernel_table rows, when fetched already."""
-    rows = (data.kernel_table(con, trace_id, limit=n) if kernels is None else kernels)[:n]
-    if not rows:
-        return None
-    return charts.top_kernels(pl.DataFrame(rows).select("name", (pl.col("total_ns") / 1e6).alias("total_ms")))
+# Every figure of a trace page, by name: how to build it from the page (None: no data for it).
+FIGURES = {
+    "utilization": _s.utilization.figure,
+    "time_breakdown": _built(_s.time_breakdown),
+    "top_kernels": lambda page: _s.top_kernels.figure(_s.top_kernels.table(page)),
+    "memcpy": _built(_s.memcpy),
+    "idle_gaps": _s.idle.histogram_figure,
+    "step_time": _s.steps.figure,
+    "critical_path": lambda page: _s.critical_path.figure(page, _s.critical_path.steps(page)),
+    "collective_bandwidth": lambda page: _s.collectives.figure(_s.collectives.rows(page)),
+    "calling_context": _s.calling_context.figure,
+    "memory": lambda page: _s.memory.figure(page.con, page.trace_id),
+    "roofline": lambda page: _s.operators.roofline_figure(page.con, page.trace_id),
+}
 
 
-def memcpy(con, trace_id: str) -> alt.Chart | None:
-    """Copy and memset time by direction and memory kind, labelled with the achieved bandwidth."""
-    frame = data.memcpy_chart(con, trace_id)
-    return charts.memcpy_kinds(frame) if frame.height else None
+def figure(con, trace_id: str, name: str) -> Figure | None:
+    """The page's figure `name` (utilization, time_breakdown, top_kernels, memcpy, idle_gaps,
+    step_time, critical_path, collective_bandwidth, calling_context, memory, roofline)."""
+    return FIGURES[name](Page.open(con, trace_id))
 
 
-def idle_gaps(con, trace_id: str) -> alt.Chart | None:
-    """GPU idle time in gaps over 10 µs, by gap length and cause (host_wait / kernel_wait / other)."""
-    frame = data.gap_distribution(con, trace_id)
-    return charts.gap_distribution(frame, data.gap_labels(con)) if frame.height else None
+def _chart(con, trace_id: str, name: str) -> alt.TopLevelMixin | None:
+    fig = figure(con, trace_id, name)
+    return None if fig is None else fig.chart
 
 
-def step_time(con, trace_id: str) -> alt.Chart | None:
-    """Each step of the first process: compute, GPU busy without compute, GPU idle (ms)."""
-    frame = data.step_breakdown(con, trace_id)
-    return charts.step_breakdown(frame) if frame.height else None
+_DOCS = {
+    "utilization": "GPU in use (%) over the steady state (the whole active range without steps), per device.",
+    "time_breakdown": "Compute / busy without compute / idle, steady state and whole trace, per rank or process.",
+    "top_kernels": "The 12 kernels with the most total time, one bar each.",
+    "memcpy": "Copy and memset time by direction and memory kind, labelled with the achieved bandwidth.",
+    "idle_gaps": "GPU idle time in gaps over 10 µs, by gap length and cause.",
+    "step_time": "Each steady step of the first process: compute, GPU busy without compute, GPU idle (ms).",
+    "critical_path": "Each steady step's critical path split by class.",
+    "collective_bandwidth": "Bus bandwidth of the collectives of the trace's run by message size.",
+    "calling_context": "Icicle of the calling context: Python frames > operators > kernels.",
+    "memory": "GPU memory allocated and reserved over the trace, with the step starts.",
+    "roofline": "The operators on the GPU's roofline (log-log).",
+}
 
 
-def critical_path(con, trace_id: str, steps: pl.DataFrame | None = None) -> alt.Chart | None:
-    """Each step's critical path split by class. steps: data.critical_path_steps, when fetched already."""
-    frame = data.critical_path_chart(data.critical_path_steps(con, trace_id) if steps is None else steps)
-    return charts.critical_path(frame) if frame.height else None
+def _public(name: str):
+    def chart(con, trace_id: str) -> alt.TopLevelMixin | None:
+        return _chart(con, trace_id, name)
+
+    chart.__name__ = chart.__qualname__ = name
+    chart.__doc__ = _DOCS[name]
+    return chart
 
 
-def calling_context(con, trace_id: str) -> alt.Chart | None:
-    """Icicle of the calling context: Python frames > operators > kernels, width = share of GPU time."""
-    frame = data.icicle(con, trace_id)
-    return charts.icicle(frame) if frame.height else None
+globals().update({name: _public(name) for name in _DOCS})
 
 
 def run_history(con) -> alt.Chart | None:
     """Median step time and GPU idle of every run, by the trace's own start time, one line per
     workload (runs of the same workload: run_comparison's kernel-name similarity)."""
+    from .charts import run_history as chart
+
     frame = data.run_history(con)
-    return charts.run_history(frame) if frame.height else None
-
-
-def collective_bandwidth(con, trace_id: str, rows: pl.DataFrame | None = None) -> alt.Chart | None:
-    """Bus bandwidth of the collectives of the trace's run by message size, a panel per operation.
-    rows: data.collective_bandwidth_rows, when fetched already."""
-    rows = data.collective_bandwidth_rows(con, trace_id) if rows is None else rows
-    sized = rows.filter(pl.col("bytes").is_not_null() & pl.col("busbw_gb_per_s").is_not_null())
-    return charts.collective_bandwidth(sized) if sized.height else None
+    return chart(frame) if frame.height else None

@@ -43,13 +43,13 @@ REPORTS = {
     "gpu_time_util": ("gpu_utilization", {"PID": "pid", "Device ID": "device_id", "Start (ns)": "start_ns"},
                       {"Duration (ns)": ("duration_ns", "exact"), "In-Use (%)": ("in_use_pct", "printed"),
                        "Context ID": ("context_id", "exact")}),
-    "cuda_memcpy_async": ("finding_cuda_memcpy_async_nsys", {"PID": "pid", "Start (ns)": "start_ns"},
+    "cuda_memcpy_async": ("nsys_analyze_cuda_memcpy_async", {"PID": "pid", "Start (ns)": "start_ns"},
                           {"Duration (ns)": ("duration_ns", "exact"), "API Name": ("api_name", "text")}),
-    "cuda_memcpy_sync": ("finding_cuda_memcpy_sync_nsys", {"PID": "pid", "Start (ns)": "start_ns"},
+    "cuda_memcpy_sync": ("nsys_analyze_cuda_memcpy_sync", {"PID": "pid", "Start (ns)": "start_ns"},
                          {"Duration (ns)": ("duration_ns", "exact"), "API Name": ("api_name", "text")}),
-    "cuda_memset_sync": ("finding_cuda_memset_sync_nsys", {"PID": "pid", "Start (ns)": "start_ns"},
+    "cuda_memset_sync": ("nsys_analyze_cuda_memset_sync", {"PID": "pid", "Start (ns)": "start_ns"},
                          {"Duration (ns)": ("duration_ns", "exact"), "API Name": ("api_name", "text")}),
-    "cuda_api_sync": ("finding_cuda_api_sync_nsys", {"PID": "pid", "TID": "tid", "Start (ns)": "start_ns"},
+    "cuda_api_sync": ("nsys_analyze_cuda_api_sync", {"PID": "pid", "TID": "tid", "Start (ns)": "start_ns"},
                       {"Duration (ns)": ("duration_ns", "exact"), "API Name": ("api_name", "text")}),
 }
 # nsys analyze prints at most this many rows per rule: the longest ones.

@@ -161,7 +161,8 @@ def test_pytorch_and_nsight_ddp_recordings_agree(corpus_con):
 
 def test_report_shows_bandwidth_waits_and_the_runs_ranks(con):
     from tracelake.analysis.database import connect_scoped
-    from tracelake.analysis.report_job import SHARED_VIEWS, lake_path
+    from tracelake.analysis.report_job import lake_path
+    from tracelake.analysis.report_views import shared_views
     from tracelake.reports import data
     from tracelake.reports.render import index_report, trace_page
 
@@ -169,7 +170,7 @@ def test_report_shows_bandwidth_waits_and_the_runs_ranks(con):
                                      "ORDER BY rank").fetchall()]
     scoped = connect_scoped(lake_path(con), run)  # as the report job renders a run's pages
     try:
-        with data.frozen(scoped, SHARED_VIEWS):
+        with data.frozen(scoped, shared_views()):
             page = trace_page(scoped, run[0], {}, version="test")
             rows = data.index_rows(scoped)
             html = index_report(scoped, {}, [], rows, version="test")

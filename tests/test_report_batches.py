@@ -3,9 +3,9 @@ a page must not depend on which other traces are loaded beside its run's."""
 
 from __future__ import annotations
 
-from tracelake.analysis import report_job
+from tracelake.analysis import report_job, report_views
 from tracelake.analysis.database import ScopedDatabase
-from tracelake.reports import data
+from tracelake.reports import data, sections
 from tracelake.reports.render import trace_page
 
 
@@ -37,12 +37,14 @@ def test_views_are_frozen_in_catalog_order():
 
     files = catalog.load_files()
     order = [name for f in catalog.ordered(files, set(TABLES)) for name in f.creates]
-    shared, page = report_job.SHARED_VIEWS, report_job.PAGE_VIEWS
+    shared, page = report_views.shared_views(), report_views.page_views()
     assert shared[:-1] == sorted(shared[:-1], key=order.index) and shared[-1] == "findings"
     assert page == sorted(page, key=order.index)
     assert not set(shared) & set(page)
-    rules = {d for f in files if "findings" in f.creates for d in f.depends if d.startswith("finding_")}
+    rules = set(catalog.rule_views(files))
     assert rules and rules <= set(shared)
+    # every view a section reads is evaluated once per task: shared, or a page view
+    assert set(sections.views()) <= set(shared) | set(page)
 
 
 def _page(db: ScopedDatabase, load: list[str], trace_id: str, views: list[str]) -> str:
@@ -57,7 +59,7 @@ def test_page_is_the_same_with_other_traces_loaded(sample_con, sample_lake):
     ids = [r[0] for r in sample_con.sql("SELECT trace_id FROM traces ORDER BY file_bytes").fetchall()]
     db = ScopedDatabase(sample_lake)
     try:
-        alone = _page(db, [ids[0]], ids[0], report_job.SHARED_VIEWS)
-        assert _page(db, ids[::-1], ids[0], report_job.SHARED_VIEWS + report_job.PAGE_VIEWS) == alone
+        alone = _page(db, [ids[0]], ids[0], report_views.shared_views())
+        assert _page(db, ids[::-1], ids[0], report_views.shared_views() + report_views.page_views()) == alone
     finally:
         db.close()

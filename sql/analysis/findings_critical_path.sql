@@ -1,10 +1,10 @@
--- finding_critical_path: what bounds the steps of each process, from their critical paths
--- (critical_path_summary): the class with the most time summed over the steps, with the
+-- finding_critical_path: what bounds the steady steps of each process (step_phases: warm-up
+-- steps are left out), from their critical paths (critical_path_summary): the class with the most time summed over the steps, with the
 -- operators or kernels that put the most of it on the path, and advice for that class. One row
 -- per trace and process; 'info' when GPU compute bounds the steps (the GPU is the bottleneck,
 -- as it should be), 'warning' otherwise.
 --
--- depends: critical_path_summary, critical_path_ops, cp_steps
+-- depends: critical_path_summary, critical_path_ops, cp_steps, step_phases
 -- materialize: per trace
 --
 -- @column trace_id     Trace.
@@ -12,7 +12,7 @@
 -- @column severity     'warning' or 'info'.
 -- @column pid          Process.
 -- @column start_ns     Start of the first step (ns).
--- @column duration_ns  Critical path length summed over the steps (ns).
+-- @column duration_ns  Critical path length summed over the steady steps (ns).
 -- @column evidence     What was seen.
 -- @column advice       What to do.
 CREATE OR REPLACE VIEW finding_critical_path AS
@@ -24,7 +24,9 @@ WITH sums AS (
             {'k': 'kernel_to_kernel', 'ns': sum(kernel_to_kernel_ns)},
             {'k': 'gpu_compute', 'ns': sum(gpu_compute_ns)}, {'k': 'communication', 'ns': sum(communication_ns)},
             {'k': 'memcpy', 'ns': sum(memcpy_ns)}, {'k': 'sync_wait', 'ns': sum(sync_wait_ns)}] AS classes
-    FROM critical_path_summary
+    FROM critical_path_summary  -- a step without a phase (no steps: the '(trace)' step) counts
+    LEFT JOIN (SELECT trace_id, pid, step_index, phase FROM step_phases) p USING (trace_id, pid, step_index)
+    WHERE coalesce(p.phase, 'steady') = 'steady'
     GROUP BY trace_id, pid
 ),
 per_class AS (
@@ -39,6 +41,8 @@ bound AS (
 top_ops AS (
     SELECT trace_id, pid, class, name, sum(path_ns) AS ns
     FROM critical_path_ops
+    LEFT JOIN (SELECT trace_id, pid, step_index, phase FROM step_phases) p USING (trace_id, pid, step_index)
+    WHERE coalesce(p.phase, 'steady') = 'steady'
     GROUP BY trace_id, pid, class, name
     QUALIFY row_number() OVER (PARTITION BY trace_id, pid, class ORDER BY ns DESC, name) <= 3
 ),
@@ -55,7 +59,7 @@ first_step AS (
 SELECT b.trace_id, 'critical_path_bound' AS rule,
        CASE WHEN b.class = 'gpu_compute' THEN 'info' ELSE 'warning' END AS severity,
        b.pid, f.start_ns, b.path_ns AS duration_ns,
-       printf('Over %d steps the critical path averages %.2f ms (%.0f%% of the %.2f ms steps); %.0f%% of it is %s%s%s',
+       printf('Over %d steady steps the critical path averages %.2f ms (%.0f%% of the %.2f ms steps); %.0f%% of it is %s%s%s',
               b.steps, b.path_ns / b.steps / 1e6, 100.0 * b.path_ns / nullif(b.step_ns, 0), b.step_ns / b.steps / 1e6,
               100.0 * b.class_ns / b.path_ns, replace(b.class, '_', ' '),
               CASE WHEN t.names IS NOT NULL THEN '; most of it from ' || t.names ELSE '' END,

@@ -3,8 +3,8 @@
 -- unique per process only; NVIDIA's rules join on the id alone, so in a multi-process
 -- export an operation can also match another process's call and be listed twice.
 -- Each of these rules is therefore a macro with a flag: per_process = true joins on
--- (pid, correlation id), the correct rule, used by the finding_* views;
--- per_process = false reproduces NVIDIA's output (the finding_*_nsys views), which
+-- (pid, correlation id), the correct rule, used by the finding_* views (each a rule of findings);
+-- per_process = false reproduces NVIDIA's output (the nsys_analyze_* views, for parity: tracelake stats), which
 -- also matches the --cudabacktrace twin of each call (api_all) and so lists those
 -- copies twice.
 --
@@ -76,7 +76,7 @@ WHERE a.name LIKE 'cudaMemset%' AND lower(a.name) NOT LIKE '%async%'
 -- cuda_api_sync_rule(with_twins), finding_cuda_api_sync: host-blocking
 -- synchronization calls (NVIDIA's cuda_api_sync): cudaDeviceSynchronize and
 -- cudaStreamSynchronize. Start and duration are the API call's. NVIDIA's output
--- (with_twins = true, finding_cuda_api_sync_nsys) also lists each call's
+-- (with_twins = true, nsys_analyze_cuda_api_sync) also lists each call's
 -- --cudabacktrace twin. (columns as above)
 CREATE OR REPLACE MACRO cuda_api_sync_rule(with_twins) AS TABLE
 SELECT trace_id, 'cuda_api_sync' AS rule, 'info' AS severity, pid, tid,
@@ -91,13 +91,13 @@ WHERE (name LIKE 'cudaDeviceSynchronize%' OR name LIKE 'cudaStreamSynchronize%')
 
 -- finding_cuda_memcpy_async, finding_cuda_memcpy_sync: the rules above, done right.
 -- finding_cuda_memset_sync, finding_cuda_api_sync: the rules above, done right.
--- finding_cuda_memcpy_async_nsys, finding_cuda_memcpy_sync_nsys: NVIDIA's output.
--- finding_cuda_memset_sync_nsys, finding_cuda_api_sync_nsys: NVIDIA's output.
+-- nsys_analyze_cuda_memcpy_async, nsys_analyze_cuda_memcpy_sync: NVIDIA's output.
+-- nsys_analyze_cuda_memset_sync, nsys_analyze_cuda_api_sync: NVIDIA's output.
 CREATE OR REPLACE VIEW finding_cuda_memcpy_async AS SELECT * FROM cuda_memcpy_async_rule(true);
 CREATE OR REPLACE VIEW finding_cuda_memcpy_sync AS SELECT * FROM cuda_memcpy_sync_rule(true);
 CREATE OR REPLACE VIEW finding_cuda_memset_sync AS SELECT * FROM cuda_memset_sync_rule(true);
-CREATE OR REPLACE VIEW finding_cuda_memcpy_async_nsys AS SELECT * FROM cuda_memcpy_async_rule(false);
-CREATE OR REPLACE VIEW finding_cuda_memcpy_sync_nsys AS SELECT * FROM cuda_memcpy_sync_rule(false);
-CREATE OR REPLACE VIEW finding_cuda_memset_sync_nsys AS SELECT * FROM cuda_memset_sync_rule(false);
+CREATE OR REPLACE VIEW nsys_analyze_cuda_memcpy_async AS SELECT * FROM cuda_memcpy_async_rule(false);
+CREATE OR REPLACE VIEW nsys_analyze_cuda_memcpy_sync AS SELECT * FROM cuda_memcpy_sync_rule(false);
+CREATE OR REPLACE VIEW nsys_analyze_cuda_memset_sync AS SELECT * FROM cuda_memset_sync_rule(false);
 CREATE OR REPLACE VIEW finding_cuda_api_sync AS SELECT * FROM cuda_api_sync_rule(false);
-CREATE OR REPLACE VIEW finding_cuda_api_sync_nsys AS SELECT * FROM cuda_api_sync_rule(true);
+CREATE OR REPLACE VIEW nsys_analyze_cuda_api_sync AS SELECT * FROM cuda_api_sync_rule(true);

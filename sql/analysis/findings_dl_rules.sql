@@ -5,7 +5,7 @@
 -- int8), from the operator's recorded input shapes (PyTorch record_shapes). One row
 -- per operator and distinct input shapes; start and duration are the first call's.
 --
--- depends: cpu_op_inputs, cpu_ops, kernels, devices, kernel_launch_summary, temporal_breakdown,
+-- depends: step_phases, cpu_op_inputs, cpu_ops, kernels, devices, kernel_launch_summary, temporal_breakdown,
 --          steps, api, memcpy, stragglers, rank_runs
 -- materialize: per trace
 --
@@ -137,8 +137,8 @@ JOIN memcpy m ON m.trace_id = s.trace_id AND m.pid = s.pid
 WHERE m.copy_kind = 'HtoD' AND m.src_kind = 'pageable'
 GROUP BY s.trace_id, s.pid, s.step;
 
--- finding_gpu_idle_in_step: training steps in which the GPU was idle more than half
--- of the step. One row per step.
+-- finding_gpu_idle_in_step: steady steps (step_phases: warm-up steps are left out) in
+-- which the GPU was idle more than half of the step. One row per step.
 CREATE OR REPLACE VIEW finding_gpu_idle_in_step AS
 SELECT trace_id, 'gpu_idle_in_step' AS rule, 'warning' AS severity, pid, start_ns,
        gpu_idle_ns AS duration_ns,
@@ -148,7 +148,8 @@ SELECT trace_id, 'gpu_idle_in_step' AS rule, 'warning' AS severity, pid, start_n
        || 'syncs) is the bottleneck; overlap data loading with compute (DataLoader workers, '
        || 'prefetching) and remove host syncs.' AS advice
 FROM steps s
-WHERE gpu_idle_pct > 50
+JOIN (SELECT trace_id, pid, step_index, phase FROM step_phases) p USING (trace_id, pid, step_index)
+WHERE gpu_idle_pct > 50 AND p.phase = 'steady'
   AND EXISTS (SELECT 1 FROM kernels k WHERE k.trace_id = s.trace_id);  -- not CPU-only traces
 
 -- finding_straggler_rank: a rank that arrived last at most collectives of a step,

@@ -1,3 +1,7 @@
+-- gpu_utilization_within(ranges, n): GPU use over time in given ranges: `ranges` names a
+-- view with the columns of gpu_active_range (trace_id, pid, device_id, context_id,
+-- first_ns, last_ns); each range is cut into n chunks of ceil(span / n) ns (the last one
+-- clipped), with the in-use % of each (below).
 -- gpu_utilization_series(n): GPU use over time, for charts and for
 -- gpu_utilization_chunks. Each process's active range on a GPU (gpu_active_range) is
 -- cut into n chunks of ceil(span / n) ns (the last one clipped); a chunk's in-use %
@@ -15,11 +19,11 @@
 -- @column start_ns     Start of the chunk, or of the low stretch (ns).
 -- @column duration_ns  Its length (ns).
 -- @column in_use_pct   Busy time / length x 100.
-CREATE OR REPLACE MACRO gpu_utilization_series(n) AS TABLE
+CREATE OR REPLACE MACRO gpu_utilization_within(ranges, n) AS TABLE
 WITH chunking AS (
     SELECT trace_id, pid, device_id, context_id, first_ns, last_ns,
            CAST(ceil((last_ns - first_ns) / n) AS BIGINT) AS chunk_ns
-    FROM gpu_active_range
+    FROM query_table(ranges)
     WHERE last_ns > first_ns
 ),
 chunks AS (
@@ -46,6 +50,9 @@ SELECT c.trace_id, c.pid, c.device_id, c.context_id, c.chunk, c.start_ns,
 FROM chunks c
 LEFT JOIN busy_in_chunk u USING (trace_id, pid, device_id, chunk)
 GROUP BY c.trace_id, c.pid, c.device_id, c.context_id, c.chunk, c.start_ns, c.end_ns;
+
+CREATE OR REPLACE MACRO gpu_utilization_series(n) AS TABLE
+SELECT * FROM gpu_utilization_within('gpu_active_range', n);
 
 -- gpu_utilization_chunks(n, threshold_pct): stretches of low GPU use: chunks of
 -- gpu_utilization_series(n) under threshold_pct, consecutive ones merged, with the

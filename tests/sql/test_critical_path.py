@@ -69,5 +69,6 @@ def test_finding_names_the_dominant_class(con):
     load_sql(con, "analysis/findings_critical_path.sql")
     [(severity, evidence, advice)] = rows(con, "SELECT severity, evidence, advice FROM finding_critical_path")
     assert severity == "warning"
-    assert evidence.startswith("Over 2 steps the critical path averages 0.00 ms") and "69% of it is data loading" in evidence
+    assert evidence.startswith("Over 2 steady steps the critical path averages 0.00 ms")
+    assert "69% of it is data loading" in evidence
     assert "load (0.0 ms)" in evidence and "DataLoader workers" in advice

@@ -1,6 +1,6 @@
 """The operator section of a trace page: the operators by input shapes with their efficiency, a
-log-log roofline chart with the GPU's roofs, and MFU for the headline (issue #17). Queries on the
-op_* views and an Altair chart; no arithmetic beyond layout."""
+log-log roofline chart with the GPU's roofs, and MFU per step (issue #17). Queries on the op_*
+views and an Altair chart; no arithmetic beyond layout."""
 
 from __future__ import annotations
 
@@ -9,7 +9,12 @@ import math
 import altair as alt
 import polars as pl
 
-from .data import frame
+from ..figure import Column, Figure
+from ..page import Page, frame
+
+NAME = "operators"
+TITLE = "Operators: FLOPs, bytes and the roofline"
+VIEWS = ("op_efficiency_summary", "mfu", "model_coverage", "op_efficiency", "step_phases")
 
 # One color per operator category (op_category) in the roofline chart.
 OP_COLORS = {
@@ -44,8 +49,12 @@ def headline(con, trace_id: str) -> dict:
 
 
 def mfu_rows(con, trace_id: str, limit: int = 30) -> list[dict]:
-    return frame(con, f"""SELECT rank, step, wall_ns, flops, achieved_tflops, peak_tflops, mfu_pct FROM mfu
-                          WHERE trace_id = ? AND flops > 0 ORDER BY pid, start_ns LIMIT {limit}""",
+    """MFU per step; steady: whether the step is a steady one (step_phases)."""
+    return frame(con, f"""SELECT m.rank, m.step, m.wall_ns, m.flops, m.achieved_tflops, m.peak_tflops, m.mfu_pct,
+                                 p.phase = 'steady' AS steady
+                          FROM mfu m LEFT JOIN step_phases p ON p.trace_id = m.trace_id AND p.pid = m.pid
+                                                           AND p.start_ns = m.start_ns
+                          WHERE m.trace_id = ? AND m.flops > 0 ORDER BY m.pid, m.start_ns LIMIT {limit}""",
                  [trace_id]).to_dicts()
 
 
@@ -91,3 +100,21 @@ def roofline_chart(points: pl.DataFrame, roof_rows: pl.DataFrame) -> alt.Chart:
                                                                  range=[OP_COLORS[c] for c in present])),
     )
     return (roof + dots).resolve_scale(strokeDash="independent").properties(width=560, height=320)
+
+
+def roofline_figure(con, trace_id: str) -> Figure | None:
+    points, roof_rows = roofline_points(con, trace_id), roofs(con, trace_id)
+    if points.is_empty() or roof_rows.is_empty():
+        return None
+    return Figure("roofline", "Roofline", roofline_chart(points, roof_rows), points,
+                  [Column("name", "operator"), Column("category", "category"), Column("precision", "precision"),
+                   Column("ai", "arithmetic intensity (FLOP/byte)", "num"), Column("tflops", "achieved TFLOP/s", "num"),
+                   Column("device_ms", "GPU time", "ms")])
+
+
+def build(page: Page) -> dict | None:
+    ops = operator_rows(page.con, page.trace_id)
+    if not ops:
+        return None
+    return {"ops": ops, "head": headline(page.con, page.trace_id), "mfu_steps": mfu_rows(page.con, page.trace_id),
+            "roofline": roofline_figure(page.con, page.trace_id), "label": page.steady_label}

@@ -1,0 +1,48 @@
+"""What every section of a trace page shares: the connection, the trace, the page's one time origin
+(the trace's start: every time axis and 'at' column counts from it) and the steady state of the
+process the page describes (steady_summary), read once per page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+
+def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
+    return con.sql(sql, params=params or []).pl()
+
+
+@dataclass
+class Page:
+    con: object
+    trace_id: str
+    links: dict[str, str] = field(default_factory=dict)  # trace id -> relative link of its page
+    whatif: list[dict] = field(default_factory=list)  # critpath_whatif.report_rows, when computed
+    trace: dict = field(default_factory=dict)  # the trace's row of `traces`
+    steady: dict | None = None  # steady_summary of the page's process (None: no steps found)
+
+    @classmethod
+    def open(cls, con, trace_id: str, links: dict[str, str] | None = None, whatif: list[dict] | None = None) -> Page:
+        trace = frame(con, "SELECT * FROM traces WHERE trace_id = ?", [trace_id]).to_dicts()[0]
+        steady = frame(con, "SELECT * FROM steady_summary WHERE trace_id = ? ORDER BY pid LIMIT 1",
+                       [trace_id]).to_dicts()
+        return cls(con, trace_id, links or {}, whatif or [], trace, steady[0] if steady else None)
+
+    @property
+    def origin_ns(self) -> int:
+        """The time every axis and 'at' column of the page counts from: the trace's start."""
+        return self.trace["start_ns"]
+
+    @property
+    def steady_label(self) -> str:
+        """How the page names the window its steady numbers describe."""
+        s = self.steady
+        if s is None:
+            return "whole trace (no steps found)"
+        warm = f" after {s['warmup_steps']:,} warm-up" if s["warmup_steps"] else ""
+        return f"steady state ({s['steps']:,} step{'s' if s['steps'] != 1 else ''}{warm})"
+
+    def sql(self, sql: str, params: list | None = None) -> pl.DataFrame:
+        """A query with $trace (the page's trace id) bound."""
+        return self.con.sql(sql, params={"trace": self.trace_id, **(params or {})}).pl()

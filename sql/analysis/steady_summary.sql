@@ -1,0 +1,119 @@
+-- steady_summary: per process, what a step of its steady state looks like: the numbers
+-- atop a report page. The steady steps are the steps of steady_state's window (after the
+-- leading warm-up steps); start-up is the time from the trace's start to the first
+-- steady step, which holds the warm-up steps. Averages are over the steady steps' wall
+-- time, so a long step weighs more than a short one:
+--   gpu_idle_pct = sum(gpu_idle_ns) / sum(wall_ns) x 100 over the steady steps;
+--   main_idle_cause: of the GPU's idle gaps longer than 10 us inside the steady window
+--   (largest_gpu_gaps, clipped to the window), the cause with the most idle time, and
+--   main_idle_cause_pct its share of the steady steps' GPU idle time (gaps under 10 us
+--   carry the rest);
+--   mfu_pct: the median of mfu.mfu_pct over the steady steps;
+--   bound_by: the critical-path class (critical_path_summary) with the most time on the
+--   steady steps' paths, summed over them.
+--
+-- depends: steady_state, steps, step_phases, largest_gpu_gaps, mfu, critical_path_summary, traces
+--
+-- @column trace_id             Trace.
+-- @column rank                 Distributed rank (NULL when unknown).
+-- @column pid                  Process.
+-- @column step_rule            The rule the steps came from (steps.step_rule).
+-- @column steps                Steady steps.
+-- @column warmup_steps         Leading steps left out as warm-up.
+-- @column median_step_ns       Median wall time of the steady steps (ns).
+-- @column p90_step_ns          90th percentile (linear interpolation) of their wall time (ns).
+-- @column min_step_ns          Shortest steady step (ns).
+-- @column max_step_ns          Longest steady step (ns).
+-- @column start_ns             Start of the first steady step (ns).
+-- @column end_ns               End of the last steady step (ns).
+-- @column startup_ns           start_ns - the trace's start (ns): start-up and warm-up.
+-- @column warmup_ns            Wall time of the warm-up steps (ns).
+-- @column gpu_idle_pct         GPU idle share of the steady steps' wall time (%).
+-- @column compute_pct          Share of the steady steps' wall time with compute kernels running (%).
+-- @column communication_pct    Share with communication kernels running (%).
+-- @column memcpy_pct           Share with memcpy or memset running (%).
+-- @column main_idle_cause      Cause with the most idle time in gaps over 10 us in the window (NULL: none).
+-- @column main_idle_cause_pct  Its idle time / the steady steps' GPU idle time x 100 (%).
+-- @column mfu_pct              Median MFU of the steady steps (%; NULL without a FLOPs model).
+-- @column bound_by             Critical-path class with the most time over the steady steps (NULL: no path).
+-- @column bound_by_pct         Its time / the steady steps' path time x 100 (%).
+CREATE OR REPLACE VIEW steady_summary AS
+WITH win AS (
+    SELECT * FROM steady_state WHERE steps > 0
+),
+steady_steps AS (
+    SELECT s.*
+    FROM steps s
+    JOIN step_phases p USING (trace_id, pid, step_index)
+    SEMI JOIN win w ON w.trace_id = s.trace_id AND w.pid = s.pid
+    WHERE p.phase = 'steady'
+),
+agg AS (
+    SELECT trace_id, pid,
+           quantile_cont(wall_ns, 0.9) AS p90_step_ns, min(wall_ns) AS min_step_ns, max(wall_ns) AS max_step_ns,
+           sum(gpu_idle_ns) AS idle_ns, sum(wall_ns) AS wall_ns, sum(compute_ns) AS compute_ns,
+           sum(communication_ns) AS communication_ns, sum(memcpy_ns) AS memcpy_ns
+    FROM steady_steps GROUP BY ALL
+),
+warm AS (
+    SELECT s.trace_id, s.pid, sum(s.wall_ns) AS warmup_ns
+    FROM steps s JOIN step_phases p USING (trace_id, pid, step_index)
+    WHERE p.phase = 'warm-up'
+    GROUP BY ALL
+),
+gap_causes AS (
+    SELECT g.trace_id, g.pid, g.cause,
+           sum(least(g.end_ns, s.end_ns) - greatest(g.start_ns, s.start_ns)) AS idle_ns
+    FROM largest_gpu_gaps g
+    JOIN steady_steps s ON s.trace_id = g.trace_id AND s.pid = g.pid
+                       AND g.start_ns < s.end_ns AND g.end_ns > s.start_ns
+    GROUP BY ALL
+),
+main_cause AS (
+    SELECT trace_id, pid, arg_max(cause, {'ns': idle_ns, 'cause': cause}) AS cause, max(idle_ns) AS idle_ns
+    FROM gap_causes GROUP BY ALL
+),
+mfu_steady AS (
+    SELECT m.trace_id, m.pid, median(m.mfu_pct) AS mfu_pct
+    FROM mfu m JOIN steady_steps s ON s.trace_id = m.trace_id AND s.pid = m.pid AND s.start_ns = m.start_ns
+    WHERE m.mfu_pct IS NOT NULL
+    GROUP BY ALL
+),
+path AS (
+    SELECT c.trace_id, c.pid, sum(c.path_ns) AS path_ns,
+           sum(c.cpu_ns) AS cpu, sum(c.data_loading_ns) AS data_loading, sum(c.launch_overhead_ns) AS launch_overhead,
+           sum(c.kernel_to_kernel_ns) AS kernel_to_kernel, sum(c.gpu_compute_ns) AS gpu_compute,
+           sum(c.communication_ns) AS communication, sum(c.memcpy_ns) AS memcpy, sum(c.sync_wait_ns) AS sync_wait
+    FROM critical_path_summary c
+    JOIN steady_steps s ON s.trace_id = c.trace_id AND s.pid = c.pid AND s.step_index = c.step_index
+    GROUP BY ALL
+),
+path_classes AS (
+    SELECT trace_id, pid, path_ns, unnest([
+        {'k': 'cpu', 'ns': cpu}, {'k': 'data_loading', 'ns': data_loading},
+        {'k': 'launch_overhead', 'ns': launch_overhead}, {'k': 'kernel_to_kernel', 'ns': kernel_to_kernel},
+        {'k': 'gpu_compute', 'ns': gpu_compute}, {'k': 'communication', 'ns': communication},
+        {'k': 'memcpy', 'ns': memcpy}, {'k': 'sync_wait', 'ns': sync_wait}]) AS c
+    FROM path
+),
+bound AS (
+    SELECT trace_id, pid, arg_max(c.k, {'ns': c.ns, 'k': c.k}) AS bound_by,
+           100.0 * max(c.ns) / nullif(any_value(path_ns), 0) AS bound_by_pct
+    FROM path_classes WHERE path_ns > 0 GROUP BY ALL
+)
+SELECT w.trace_id, t.rank, w.pid, w.step_rule, w.steps, w.warmup_steps, w.median_step_ns,
+       a.p90_step_ns, a.min_step_ns, a.max_step_ns, w.start_ns, w.end_ns,
+       w.start_ns - t.start_ns AS startup_ns, coalesce(wm.warmup_ns, 0) AS warmup_ns,
+       100.0 * a.idle_ns / nullif(a.wall_ns, 0) AS gpu_idle_pct,
+       100.0 * a.compute_ns / nullif(a.wall_ns, 0) AS compute_pct,
+       100.0 * a.communication_ns / nullif(a.wall_ns, 0) AS communication_pct,
+       100.0 * a.memcpy_ns / nullif(a.wall_ns, 0) AS memcpy_pct,
+       mc.cause AS main_idle_cause, 100.0 * mc.idle_ns / nullif(a.idle_ns, 0) AS main_idle_cause_pct,
+       mf.mfu_pct, b.bound_by, b.bound_by_pct
+FROM win w
+JOIN traces t ON t.trace_id = w.trace_id
+JOIN agg a ON a.trace_id = w.trace_id AND a.pid = w.pid
+LEFT JOIN warm wm ON wm.trace_id = w.trace_id AND wm.pid = w.pid
+LEFT JOIN main_cause mc ON mc.trace_id = w.trace_id AND mc.pid = w.pid
+LEFT JOIN mfu_steady mf ON mf.trace_id = w.trace_id AND mf.pid = w.pid
+LEFT JOIN bound b ON b.trace_id = w.trace_id AND b.pid = w.pid;
