@@ -90,17 +90,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stack: code that launched the work (default); nvtx: NVTX ranges / user annotations")
     s.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
 
-    s = sub.add_parser("whatif", help="each step's critical path if a class of its edges were shortened",
-                       description="Re-run each step's longest path with the edges of the named classes scaled "
-                                   "(Holistic Trace Analysis' critical-path simulation). Classes: cpu, data_loading, "
-                                   "launch_overhead, kernel_to_kernel, gpu_compute, communication, memcpy, "
-                                   "sync_wait. Without --scale: the standard scenarios (CUDA graphs, launch "
-                                   "overhead halved, ...).",
+    s = sub.add_parser("whatif", help="each step's critical path if some of its edges were shortened (CUDA graphs, ...)",
+                       description="Re-run each step's longest path with some of its edges shortened (Holistic "
+                                   "Trace Analysis' critical-path simulation). Without --scale: the standard "
+                                   "scenarios (the step as a CUDA graph, launches as a CUDA graph, CPU time halved, "
+                                   "...; --list says what each removes). --scale CLASS=FACTOR scales the edges of "
+                                   "a class: cpu, data_loading, launch_overhead, kernel_to_kernel, gpu_compute, "
+                                   "communication, memcpy, sync_wait.",
                        epilog="Example: tracelake whatif --lake lake/ --scale kernel_to_kernel=0 "
                               "--scale launch_overhead=0.5")
-    s.add_argument("--lake", required=True, metavar="DIR")
+    s.add_argument("--lake", metavar="DIR", help="required unless --list")
     s.add_argument("--trace", metavar="ID", help="trace id (or a unique prefix of one); default: every trace")
     s.add_argument("--scale", action="append", metavar="CLASS=FACTOR", help="repeatable; 0 removes the class")
+    s.add_argument("--list", action="store_true", help="print the standard scenarios and what each removes")
     s.add_argument("--format", choices=["table", "csv", "json"], default="table")
 
     s = sub.add_parser("run", help="the batch job: trace directories -> lake and database (incremental, parallel)",

@@ -242,8 +242,19 @@ def whatif(args) -> int:
     from . import critpath_whatif
     from .output import write_result
 
+    if args.list:
+        import duckdb
+        import polars as pl
+
+        table = pl.DataFrame({"scenario": [s.label for s in critpath_whatif.STANDARD_SCENARIOS],
+                              "definition": [s.definition for s in critpath_whatif.STANDARD_SCENARIOS]})
+        write_result(duckdb.connect().from_arrow(table.to_arrow()), args.format, sys.stdout)
+        return EXIT_OK
+    if not args.lake:
+        say("error  whatif needs --lake DIR (or --list)", err=True)
+        return EXIT_USAGE
     try:
-        scenarios = ([(" ".join(args.scale), critpath_whatif.parse_scale(args.scale))] if args.scale
+        scenarios = ([critpath_whatif.parse_scale(args.scale)] if args.scale
                      else list(critpath_whatif.STANDARD_SCENARIOS))
     except ValueError as e:
         say(f"error  {e}", err=True)

@@ -20,7 +20,8 @@ Event i has start node 2i and end node 2i+1. Edges, with a type and a weight in 
   first operation launched on the waiting stream after the wait.
 - 'launch_order' (weight 0): each launch to its operation where no 'launch' edge was added; not
   part of the measured path (HTA leaves it out too), used by the what-if re-runs so that no
-  operation starts before its launch when other edges shrink.
+  operation starts before its launch when other edges shrink (the re-runs add the stream order
+  too: critpath_scenarios.stream_order_edges).
 Calls that block on the GPU (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventSynchronize,
 cudaEventQuery, cudaMemcpy) have a zero-weight final 'operator' edge: their waiting is the GPU
 work the 'sync' edge brings in, not CPU time.

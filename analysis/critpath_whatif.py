@@ -1,11 +1,14 @@
-"""What-if: each step's length if a class of critical-path edges were shortened.
+"""What-if: each step's length if some of its critical-path edges were shortened.
 
 HTA's critical-path "simulation": edit the weights of the graph's edges and run the longest path
 again; the new path may go elsewhere (a shorter GPU chain exposes the CPU, and so on). The edges
-come from the lake (cp_edges, written at ingest); every class's edges are scaled by its factor.
-Both runs (baseline and edited) include the zero-weight 'launch_order' edges, so no GPU
-operation can start before the call that launched it, however much a queue delay shrinks; the
-baseline of a what-if can therefore be a little longer than critical_path_summary.path_ns.
+come from the lake (cp_edges, written at ingest); what each scenario changes is defined in
+critpath_scenarios (class factors, and the CUDA-graph models). Both runs (baseline and edited)
+include two kinds of zero-weight constraints that the measured path leaves out: the
+'launch_order' edges (no GPU operation starts before the call that launched it) and the
+stream order (no GPU operation starts before the previous one on its stream ended;
+critpath_scenarios.stream_order_edges), so the baseline of a what-if can be a little longer than
+critical_path_summary.path_ns.
 """
 
 from __future__ import annotations
@@ -13,36 +16,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from .critpath_graph import CLASSES
 from .critpath_longest import RepeatedPaths, longest_paths, topological_rank
+from .critpath_scenarios import STANDARD_SCENARIOS, Scenario, edge_facts, parse_scale, stream_order_edges
 
-# Scenarios the report shows: (label, {class: factor}).
-STANDARD_SCENARIOS: tuple[tuple[str, dict[str, float]], ...] = (
-    ("no kernel-to-kernel gaps (CUDA graphs)", {"kernel_to_kernel": 0.0}),
-    ("launch overhead halved", {"launch_overhead": 0.5}),
-    ("CPU time halved", {"cpu": 0.5}),
-    ("no data-loading time", {"data_loading": 0.0}),
-    ("GPU compute 2x faster", {"gpu_compute": 0.5}),
-    ("communication 2x faster", {"communication": 0.5}),
-    ("memcpy 2x faster", {"memcpy": 0.5}),
-)
-
-
-def parse_scale(items: list[str]) -> dict[str, float]:
-    """['kernel_to_kernel=0', 'launch_overhead=0.5'] -> {class: factor}; ValueError naming the bad item."""
-    scale = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        if not sep or name not in CLASSES:
-            raise ValueError(f"--scale {item!r}: expected CLASS=FACTOR with CLASS one of {', '.join(CLASSES)}")
-        try:
-            factor = float(value)
-        except ValueError:
-            raise ValueError(f"--scale {item!r}: {value!r} is not a number") from None
-        if factor < 0:
-            raise ValueError(f"--scale {item!r}: the factor must be >= 0")
-        scale[name] = factor
-    return scale
+__all__ = ["STANDARD_SCENARIOS", "Scenario", "parse_scale", "report_rows", "whatif"]
 
 
 class _Graph:
@@ -72,33 +49,36 @@ class _Graph:
         return pl.DataFrame({"step_id": self.steps, "path_ns": path, "ok": ok})
 
 
-def whatif(con, scenarios: list[tuple[str, dict[str, float]]], trace_ids: list[str] | None = None) -> pl.DataFrame:
+def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -> pl.DataFrame:
     """Per trace, step and scenario: baseline_ns, whatif_ns, saved_ns and saved_pct."""
     where = "" if trace_ids is None else "WHERE trace_id IN (SELECT unnest(?))"
     params = [] if trace_ids is None else [trace_ids]
-    all_edges = con.sql(f"SELECT trace_id, step_id, src_node, dst_node, weight_ns, class FROM cp_edges {where} "
-                        "ORDER BY trace_id, edge_id", params=params).pl()
+    all_edges = con.sql(f"SELECT trace_id, step_id, src_node, dst_node, weight_ns, class, edge_type, event_id "
+                        f"FROM cp_edges {where} ORDER BY trace_id, edge_id", params=params).pl()
     steps = con.sql(f"SELECT trace_id, step_id, pid, step, step_index FROM cp_steps {where}", params=params).pl()
-    all_nodes = con.sql(f"SELECT trace_id, node_id, ts_ns FROM cp_nodes {where}", params=params).pl()
+    all_nodes = con.sql(f"SELECT trace_id, node_id, ts_ns, is_start, event_id, step_id, kind, name, pid, tid, "
+                        f"device_id, stream_id, correlation_id, start_ns, end_ns FROM cp_nodes {where}",
+                        params=params).pl()
     rows = []
     for (trace_id,), edges in all_edges.group_by("trace_id", maintain_order=True):
         nodes = all_nodes.filter(pl.col("trace_id") == trace_id)
-        graph = _Graph(edges, nodes.select("node_id", "ts_ns"))
-        weight = edges["weight_ns"].to_numpy()
-        base = graph.paths(weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
-        cls = edges["class"].to_numpy()
-        for label, scale in scenarios:
-            factor = np.ones(len(edges))
-            for name, f in scale.items():
-                factor[cls == name] = f
-            scaled = np.rint(weight * factor).astype(np.int64)
-            # weights unchanged (the trace has no edge of the class, or none with time): the
-            # same graph gives the same paths, no need to run it again
-            res = (base.rename({"baseline_ns": "whatif_ns", "base_ok": "ok"}) if np.array_equal(scaled, weight)
+        events = nodes.filter(pl.col("is_start"))
+        extra = stream_order_edges(events)
+        facts = edge_facts(edges, events, extra)
+        step_of = events.select((2 * pl.col("event_id") + 1).alias("src_node"), "step_id")
+        graph = _Graph(pl.concat([edges.select("step_id", "src_node", "dst_node"),
+                                  extra.join(step_of, on="src_node").select("step_id", "src_node", "dst_node")]),
+                       nodes.select("node_id", "ts_ns"))
+        base = graph.paths(facts.weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
+        for scenario in scenarios:
+            scaled = facts.weights(scenario)
+            # weights unchanged (the trace has no edge the scenario changes, or none with time):
+            # the same graph gives the same paths, no need to run it again
+            res = (base.rename({"baseline_ns": "whatif_ns", "base_ok": "ok"}) if np.array_equal(scaled, facts.weight)
                    else graph.paths(scaled).rename({"path_ns": "whatif_ns"}))
             rows.append(base.join(res, on="step_id").filter(pl.col("ok") & pl.col("base_ok"))
-                        .select(pl.lit(trace_id).alias("trace_id"), "step_id", pl.lit(label).alias("scenario"),
-                                "baseline_ns", "whatif_ns"))
+                        .select(pl.lit(trace_id).alias("trace_id"), "step_id",
+                                pl.lit(scenario.label).alias("scenario"), "baseline_ns", "whatif_ns"))
     if not rows:
         return pl.DataFrame(schema={"trace_id": pl.String, "pid": pl.Int64, "step": pl.String,
                                     "step_index": pl.Int64, "scenario": pl.String, "baseline_ns": pl.Int64,
@@ -113,8 +93,8 @@ def whatif(con, scenarios: list[tuple[str, dict[str, float]]], trace_ids: list[s
 
 def report_rows(con, trace_id: str) -> list[dict]:
     """The standard scenarios for one trace's report: per scenario, the critical paths of the steps of
-    its first process summed, before and after (a stall in some steps only still shows); scenarios
-    that save less than 0.5 % are left out."""
+    its first process summed, before and after (a stall in some steps only still shows), and its
+    one-line `definition` (what it removes); scenarios that save less than 0.5 % are left out."""
     frame = whatif(con, list(STANDARD_SCENARIOS), [trace_id])
     if frame.is_empty():
         return []
@@ -123,4 +103,7 @@ def report_rows(con, trace_id: str) -> list[dict]:
                .agg(pl.col("baseline_ns").sum(), pl.col("whatif_ns").sum(), pl.len().alias("steps"))
                .with_columns((100.0 * (pl.col("baseline_ns") - pl.col("whatif_ns")) / pl.col("baseline_ns"))
                              .alias("saved_pct")))
-    return summary.filter(pl.col("saved_pct") >= 0.5).to_dicts()
+    definitions = pl.DataFrame({"scenario": [s.label for s in STANDARD_SCENARIOS],
+                                "definition": [s.definition for s in STANDARD_SCENARIOS]})
+    return (summary.filter(pl.col("saved_pct") >= 0.5).join(definitions, on="scenario", how="left", maintain_order="left")
+            .to_dicts())

@@ -171,11 +171,12 @@ def test_without_sync_events_the_path_is_a_flagged_lower_bound(tiny_lake):
 
 def test_whatif_reruns_the_path(tiny_lake):
     sync_trace = [t for (t,) in tiny_lake.sql("SELECT trace_id FROM traces WHERE trace_id LIKE 'tiny-sync%'").fetchall()]
-    out = critpath_whatif.whatif(tiny_lake, [("gpu", {"gpu_compute": 0.5}), ("k2k", {"kernel_to_kernel": 0.0}),
-                                             ("cpu", {"cpu": 0.0})], sync_trace)
+    scenarios = [critpath_whatif.parse_scale([s]) for s in ("gpu_compute=0.5", "kernel_to_kernel=0", "cpu=0")]
+    out = critpath_whatif.whatif(tiny_lake, scenarios, sync_trace)
     got = {r["scenario"]: (r["baseline_ns"], r["whatif_ns"]) for r in out.iter_rows(named=True)}
     # K halved: the GPU route is 10 + 10 + 30 + 5 + 3 = 58 µs, still longer than the host's 53
-    assert got == {"gpu": (88_000, 58_000), "k2k": (88_000, 88_000), "cpu": (88_000, 75_000)}
+    assert got == {"gpu_compute=0.5": (88_000, 58_000), "kernel_to_kernel=0": (88_000, 88_000),
+                   "cpu=0": (88_000, 75_000)}
     with pytest.raises(ValueError, match="CLASS=FACTOR"):
         critpath_whatif.parse_scale(["gpu=0.5"])
 
@@ -297,10 +298,14 @@ def test_report_shows_the_path_and_the_whatif(tiny_lake):
 
     [(trace_id,)] = tiny_lake.sql("SELECT trace_id FROM traces WHERE trace_id LIKE 'tiny-sync%'").fetchall()
     rows = critpath_whatif.report_rows(tiny_lake, trace_id)
-    # launch halved: 88 -> 83 µs; CPU halved: its 10 + 3 µs on the path halve, 88 -> 81.5; K halved: 58
+    # step as a CUDA graph: A and the launch latency go, 88 -> 68 µs; launches only: the launch latency
+    # goes, 78 (tests/test_critpath_whatif.py); launch halved: 88 -> 83 µs; CPU halved: its 10 + 3 µs on
+    # the path halve, 88 -> 81.5; K halved: 58
     assert [(r["scenario"], r["baseline_ns"], r["whatif_ns"]) for r in rows] == [
+        ("CUDA graphs, whole step captured", 88_000, 68_000), ("CUDA graphs, launches only", 88_000, 78_000),
         ("launch overhead halved", 88_000, 83_000), ("CPU time halved", 88_000, 81_500),
         ("GPU compute 2x faster", 88_000, 58_000)]
+    assert all(r["definition"] for r in rows)
     html = trace_report(tiny_lake, trace_id, version="test", whatif=rows)
     assert "<h2>Critical path</h2>" in html and "<h2>Critical path per step</h2>" in html
     assert "GPU compute 2x faster" in html and "bound by" in html

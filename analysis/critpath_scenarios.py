@@ -1,0 +1,192 @@
+"""What-if scenarios for the critical path: what each one removes, as new weights for the edges of a
+step's graph (critpath_graph), which critpath_whatif then walks again.
+
+A scenario scales the edges of whole classes (`scale`, as HTA's critical-path simulation does) and
+may also model CUDA graphs, which change more than one class:
+
+- `launch_calls`: the CPU time of the runtime/driver calls that launched a kernel, memset or copy
+  weighs nothing (a graph replay is one cudaGraphLaunch for all of its nodes). Calls that may
+  block the host (BLOCKING_CALLS: cudaMemcpy, cudaMemcpyAsync, synchronizations) keep their time:
+  a graph cannot hold a host wait; so do the graph launches already in the trace (cudaGraphLaunch).
+- `captured_cpu`: the whole step is captured, so a replay runs none of the host code that issued
+  its GPU work: on each thread of the step, every CPU span (operator, call, range) from the first
+  top-level span that launches GPU work to the end of the last one weighs nothing, except the calls
+  that block on the GPU and the spans that enclose them (a host wait cannot be captured: the
+  graph is split there). Data loading (its own class), host synchronizations and the CPU work
+  before or after that window stay.
+- `gpu_gap_ns`: each GPU operation starts at most this long after the previous one on its stream
+  ends (when the graph's other dependencies allow): the kernel-to-kernel gaps shrink to it, and
+  operations that waited for their launch on an idle stream follow their predecessor after it.
+  GRAPH_GAP_NS is what graph replays show on an H100 (tests/recorded/
+  torch-2.11_graphs-manual-replay_h100: median 0.43 µs, 90th percentile 0.55 µs between the
+  kernels of one replay; 0.38 / 0.45 µs under torch.compile mode="reduce-overhead").
+
+Not modelled: the replay's own cudaGraphLaunch (one call per graph, ~35 µs under the profiler in
+those recordings, a few µs without), the copies into the graph's static inputs, and whether the
+code can be captured at all (dynamic shapes, CPU-side control flow, allocations).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from .critpath_graph import BLOCKING_CALLS, CLASSES
+
+GRAPH_GAP_NS = 500
+GPU_KINDS = ("kernel", "memcpy", "memset")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    label: str
+    definition: str  # one line: what it removes (the report shows it beside the scenario)
+    scale: dict[str, float] = field(default_factory=dict)  # class -> factor on its edges' weights
+    launch_calls: bool = False  # launch calls' CPU time -> 0
+    captured_cpu: bool = False  # the step's GPU-issuing host code -> 0
+    gpu_gap_ns: int | None = None  # gaps between operations of a stream -> at most this
+
+
+STEP_AS_GRAPH = Scenario(
+    "CUDA graphs, whole step captured",
+    "the step replayed as one CUDA graph: removes the host code that issues its GPU work (Python, operators, "
+    f"launch calls) and the launch latency, and cuts gaps between GPU operations to {GRAPH_GAP_NS / 1000:g} µs; "
+    "keeps data loading, host syncs and host-only work",
+    scale={"launch_overhead": 0.0}, launch_calls=True, captured_cpu=True, gpu_gap_ns=GRAPH_GAP_NS)
+LAUNCHES_AS_GRAPH = Scenario(
+    "CUDA graphs, launches only",
+    "removes the launch calls' CPU time (cudaLaunchKernel, cuLaunchKernelEx, cudaMemsetAsync, ...) and the "
+    f"launch latency, and cuts gaps between GPU operations to {GRAPH_GAP_NS / 1000:g} µs; Python and operators "
+    "still run",
+    scale={"launch_overhead": 0.0}, launch_calls=True, gpu_gap_ns=GRAPH_GAP_NS)
+
+# The scenarios the report shows (and `tracelake whatif` runs without --scale).
+STANDARD_SCENARIOS: tuple[Scenario, ...] = (
+    STEP_AS_GRAPH,
+    LAUNCHES_AS_GRAPH,
+    Scenario("launch overhead halved", "halves the launch latency: a launch call's start to its operation's "
+             "start, where the stream was idle", {"launch_overhead": 0.5}),
+    Scenario("CPU time halved", "halves every host span on the path (Python, operators, CUDA calls), "
+             "data loading aside", {"cpu": 0.5}),
+    Scenario("no data-loading time", "removes the data-loading ranges (DataLoader iteration, ranges named "
+             "data_load*)", {"data_loading": 0.0}),
+    Scenario("GPU compute 2x faster", "halves the kernels' time (communication kernels aside)", {"gpu_compute": 0.5}),
+    Scenario("communication 2x faster", "halves the communication kernels' time (NCCL, RCCL)",
+             {"communication": 0.5}),
+    Scenario("memcpy 2x faster", "halves the memory copies' and memsets' time on the GPU", {"memcpy": 0.5}),
+)
+
+
+def parse_scale(items: list[str]) -> Scenario:
+    """['kernel_to_kernel=0', 'launch_overhead=0.5'] -> a Scenario; ValueError naming the bad item."""
+    scale = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or name not in CLASSES:
+            raise ValueError(f"--scale {item!r}: expected CLASS=FACTOR with CLASS one of {', '.join(CLASSES)}")
+        try:
+            factor = float(value)
+        except ValueError:
+            raise ValueError(f"--scale {item!r}: {value!r} is not a number") from None
+        if factor < 0:
+            raise ValueError(f"--scale {item!r}: the factor must be >= 0")
+        scale[name] = factor
+    label = " ".join(items)
+    return Scenario(label, "scales the edges of the named classes: " + label, scale)
+
+
+@dataclass
+class EdgeFacts:
+    """What the scenarios select edges on, per edge of one trace's graph (the lake's edges, then the
+    stream-order edges that stream_order_edges adds)."""
+    cls: np.ndarray  # class (None for zero-weight dependencies)
+    weight: np.ndarray  # measured weight (ns)
+    launch_call: np.ndarray  # bool: the time of a call that launched GPU work
+    captured: np.ndarray  # bool: host time inside a GPU-issuing top-level span of the step
+    gpu_gap: np.ndarray  # the gap between two operations of a stream (ns) for kernel_kernel and stream-order edges; -1 else
+
+    def weights(self, s: Scenario) -> np.ndarray:
+        """The edges' weights under scenario `s`."""
+        factor = np.ones(len(self.weight))
+        for name, f in s.scale.items():
+            factor[self.cls == name] = f
+        if s.launch_calls:
+            factor[self.launch_call & (self.cls == "cpu")] = 0.0
+        if s.captured_cpu:
+            factor[self.captured & (self.cls == "cpu")] = 0.0
+        out = np.rint(self.weight * factor).astype(np.int64)
+        if s.gpu_gap_ns is not None:
+            gap = self.gpu_gap >= 0
+            out[gap] = np.minimum(self.gpu_gap[gap], s.gpu_gap_ns)
+        return out
+
+
+def stream_order_edges(nodes: pl.DataFrame) -> pl.DataFrame:
+    """The order of the GPU operations on each stream of a step, as zero-weight edges from an
+    operation's end to the next one's start (src_node, dst_node, gap_ns). The lake's graph links two
+    operations of a stream only when the second was queued behind the first (kernel_kernel); when the
+    stream was idle at the launch the link is the launch, so a what-if that shortens the host could
+    otherwise start an operation before its predecessor ended. `nodes`: cp_nodes start rows."""
+    ops = (nodes.filter(pl.col("kind").is_in(GPU_KINDS))
+           .sort("step_id", "device_id", "stream_id", "start_ns", "event_id"))
+    lane = [pl.col(c).shift(1) == pl.col(c) for c in ("step_id", "device_id", "stream_id")]
+    same = lane[0].fill_null(False) & lane[1].fill_null(True) & lane[2].fill_null(True)
+    return (ops.with_columns(same.alias("same"), pl.col("event_id").shift(1).alias("prev"),
+                             pl.col("end_ns").shift(1).alias("prev_end"))
+            .filter(pl.col("same"))
+            .select((2 * pl.col("prev") + 1).alias("src_node"), (2 * pl.col("event_id")).alias("dst_node"),
+                    (pl.col("start_ns") - pl.col("prev_end")).clip(lower_bound=0).alias("gap_ns")))
+
+
+def edge_facts(edges: pl.DataFrame, nodes: pl.DataFrame, extra: pl.DataFrame) -> EdgeFacts:
+    """`edges`: one trace's cp_edges (class, weight_ns, event_id, edge_type); `nodes`: its cp_nodes
+    start rows; `extra`: stream_order_edges(nodes), appended after the edges."""
+    launch_ev, captured_ev = _host_events(nodes)
+    ev = edges["event_id"].fill_null(-1).to_numpy()
+    pad = np.zeros(extra.height, dtype=bool)
+    kk = edges["edge_type"].to_numpy() == "kernel_kernel"
+    return EdgeFacts(
+        cls=np.concatenate([edges["class"].to_numpy(), np.full(extra.height, None, dtype=object)]),
+        weight=np.concatenate([edges["weight_ns"].to_numpy(), np.zeros(extra.height, dtype=np.int64)]),
+        launch_call=np.concatenate([np.isin(ev, launch_ev), pad]),
+        captured=np.concatenate([np.isin(ev, captured_ev), pad]),
+        gpu_gap=np.concatenate([np.where(kk, edges["weight_ns"].to_numpy(), -1),
+                                extra["gap_ns"].to_numpy().astype(np.int64)]),
+    )
+
+
+def _host_events(nodes: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(event ids of the calls that launched GPU work, event ids of the host events inside the
+    captured top-level spans: see the module docstring)."""
+    ops = nodes.filter(pl.col("kind").is_in(GPU_KINDS))
+    by_pid = ops["pid"].null_count() < ops.height
+    keys = ["pid", "correlation_id"] if by_pid else ["correlation_id"]
+    issued = ops.select(*keys).drop_nulls().unique().with_columns(pl.lit(True).alias("issues"))
+    base = pl.col("name").str.replace(r"_v[0-9]+$", "")
+    host = (nodes.filter(~pl.col("kind").is_in(GPU_KINDS))
+            .join(issued, on=keys, how="left", nulls_equal=False)
+            .with_columns(((pl.col("kind") == "call") & base.is_in(BLOCKING_CALLS)).alias("blocks"),
+                          ((pl.col("kind") == "call") & base.str.contains("GraphLaunch")).alias("replay"))
+            .with_columns((pl.col("issues").fill_null(False) & (pl.col("kind") == "call") & ~pl.col("blocks")
+                           & ~pl.col("replay")).alias("issues"))
+            .sort("step_id", "pid", "tid", "start_ns", -pl.col("end_ns")))
+    thread = ["step_id", "pid", "tid"]
+    host = host.with_columns(
+        (pl.col("start_ns") >= pl.col("end_ns").cum_max().shift(1).over(thread)).fill_null(True).alias("top"))
+    host = host.with_columns(pl.col("top").cast(pl.Int64).cum_sum().over(thread).alias("top_id"))
+    tops = (host.group_by(*thread, "top_id").agg(pl.col("issues").any())
+            .with_columns(pl.when(pl.col("issues")).then(pl.col("top_id")).alias("issuing_id")))
+    window = (tops.group_by(thread).agg(pl.col("issuing_id").min().alias("first"),
+                                        pl.col("issuing_id").max().alias("last")))
+    inside = host.join(window, on=thread).filter(pl.col("top_id").is_between(pl.col("first"), pl.col("last")))
+    # a host wait cannot be captured: the blocking call and the spans around it stay (the graph
+    # is split there), their other children do not
+    blockers = inside.filter("blocks").select(*thread, "top_id", pl.col("start_ns").alias("b_start"),
+                                              pl.col("end_ns").alias("b_end"))
+    kept = (inside.join(blockers, on=[*thread, "top_id"])
+            .filter((pl.col("start_ns") <= pl.col("b_start")) & (pl.col("end_ns") >= pl.col("b_end")))
+            .select("event_id").unique())
+    inside = inside.join(kept, on="event_id", how="anti").filter(~pl.col("replay"))
+    return (host.filter(pl.col("issues"))["event_id"].to_numpy(), inside["event_id"].to_numpy())
