@@ -17,6 +17,8 @@ from . import __version__, fs_errors
 from .limit_options import add_limit_options
 from .process_settings import prefer_jemalloc
 from .terminal import say
+from .time_units import DEFAULT as DEFAULT_TIME_UNIT
+from .time_units import UNITS as TIME_UNITS
 
 EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
 
@@ -55,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="reports to print, comma-separated, repeatable (default: summary, kernel_summary, "
                         "memcpy_kind_summary, idle_breakdown, findings)")
     s.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    s.add_argument("--timeunit", choices=list(TIME_UNITS), default=DEFAULT_TIME_UNIT,
+                   help="unit of the durations and timestamps, as nsys stats --timeunit (default: nsec); "
+                        "a column's name says its unit (total_ns, total_us, total_ms, total_s)")
     s.add_argument("--lake", metavar="DIR", help="ingest into this lake and keep it (default: a temporary one)")
 
     s = sub.add_parser("sql", help="run a SQL query on a lake",

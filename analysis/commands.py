@@ -135,19 +135,23 @@ def stats(args) -> int:
             except ValueError as e:
                 say(f"error  {e}", err=True)
                 return EXIT_USAGE
-            _print_stats(con, reports, names, done, args.format)
+            _print_stats(con, reports, names, done, args.format, args.timeunit)
         finally:
             con.close()
     return EXIT_SOME_FAILED if any(o.status == "error" for o in outcomes) else EXIT_OK
 
 
-def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fmt: str) -> None:
-    """Table: a titled table per report and file. CSV: a block per report (a `# report` line
-    before each when there are several; a leading `file` column when there are several files).
-    JSON: {report: [rows, each with trace_id and file]}."""
+def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fmt: str, unit: str) -> None:
+    """Table: a titled table per report and file, or one table with a `file` column for a report
+    of at most one row per file (the headline numbers: a row per rank); durations in `unit`,
+    percentages as "14.5 %", values whole unless written to a terminal. CSV: a block per report
+    (a `# report` line before each when there are several; a leading `file` column when there are
+    several files). JSON: {report: [rows, each with trace_id and file]}."""
     import polars as pl
 
-    from .output import write_result
+    from .output import table_width
+    from .table_format import format_table
+    from .time_units import in_unit
 
     out = sys.stdout
     several_files = len(outcomes) > 1
@@ -155,13 +159,20 @@ def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fm
     for name in names:
         if fmt == "csv" and len(names) > 1:
             out.write(f"# {name}\n")
-        frames = []
-        for o in outcomes:
-            rel = reports.query(con, name, o.trace_id)
-            if fmt == "table":
-                out.write(f"\n** {reports.title(name)}: {Path(o.path).name}\n")
-                write_result(rel, "table", out)
+        rels = [(o, in_unit(reports.query(con, name, o.trace_id), unit)) for o in outcomes]
+        if fmt == "table":
+            results = [(Path(o.path).name, rel.columns, rel.fetchall()) for o, rel in rels]
+            if several_files and all(len(rows) <= 1 for _, _, rows in results):  # one table, a row per file
+                out.write(f"\n** {reports.title(name)}\n")
+                out.write(format_table(["file", *results[0][1]], [(file, *row) for file, _, rows in results
+                                                                  for row in rows], table_width(out), percent=True))
                 continue
+            for file, columns, rows in results:
+                out.write(f"\n** {reports.title(name)}: {file}\n")
+                out.write(format_table(columns, rows, table_width(out), percent=True))
+            continue
+        frames = []
+        for o, rel in rels:
             frame = rel.pl()
             if fmt == "json" or several_files:
                 frame = frame.insert_column(0, pl.lit(Path(o.path).name).alias("file"))

@@ -7,6 +7,8 @@ cursor or forge lines. CSV and JSON written to a file or a pipe keep the values 
 
 from __future__ import annotations
 
+import shutil
+
 import polars as pl
 from tracelake.ingest.printable import terminal_text
 
@@ -27,15 +29,26 @@ def _escaped(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(changes) if changes else frame
 
 
-def write_result(result, fmt: str, out) -> None:
-    """`result` is a DuckDB relation (None for statements without rows, which print nothing)."""
+def is_terminal(out) -> bool:
+    return hasattr(out, "isatty") and out.isatty()
+
+
+def table_width(out) -> int | None:
+    """The width a table written to `out` must fit: the terminal's; None (no limit) for a pipe or file."""
+    return shutil.get_terminal_size((120, 24)).columns if is_terminal(out) else None
+
+
+def write_result(result, fmt: str, out, percent: bool = False) -> None:
+    """`result` is a DuckDB relation (None for statements without rows, which print nothing).
+    A table fits the terminal it is written to; written to a pipe or a file it keeps every value
+    whole. percent: percentage columns shown as "14.5 %" in a table (format_table)."""
     if result is None:
         return
     if fmt == "table":
-        out.write(format_table(result.columns, result.fetchall()))
+        out.write(format_table(result.columns, result.fetchall(), table_width(out), percent=percent))
         return
     frame = result.pl()
-    if hasattr(out, "isatty") and out.isatty():
+    if is_terminal(out):
         frame = _escaped(frame)
     if fmt == "csv":
         out.write(frame.write_csv())

@@ -19,7 +19,7 @@ class Report:
 
 REPORTS = {
     "summary": Report("Headline numbers", """
-        SELECT t.source, t.duration_ns AS span_ns, b.busy_pct AS gpu_busy_pct, b.idle_pct AS gpu_idle_pct,
+        SELECT t.source, t.rank, t.duration_ns AS span_ns, b.busy_pct AS gpu_busy_pct, b.idle_pct AS gpu_idle_pct,
                b.compute_pct, (SELECT sum(duration_ns) FROM kernels k WHERE k.trace_id = t.trace_id) AS kernel_ns,
                (SELECT count(*) FROM kernels k WHERE k.trace_id = t.trace_id) AS kernels,
                (SELECT sum(duration_ns) FROM memcpy m WHERE m.trace_id = t.trace_id) AS memcpy_ns,

@@ -1,6 +1,9 @@
 """Query results as a terminal table that reads like the DuckDB shell's: a box of aligned
 columns, the column names on top, numbers right-aligned, NULL shown as NULL, long values cut
-(with …) so that the table fits the terminal, and the rows past `max_rows` elided in the middle.
+(with …) so that the table fits the terminal (given a width: output to a pipe or file keeps every
+value whole), and the rows past `max_rows` elided in the middle. With percent=True, the columns
+whose name says they are percentages (`time_pct`, `pct_of_path`: the views' x 100 shares, see
+docs/sql.md) are shown as "14.5 %".
 Control characters in values are shown escaped (printable.terminal_text): strings from traces
 cannot move the cursor or forge lines.
 """
@@ -9,7 +12,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import shutil
+import re
 
 from tracelake.ingest.printable import terminal_text
 
@@ -32,6 +35,22 @@ def cell(value) -> str:
     return terminal_text(str(value))  # strings from traces: control characters shown escaped
 
 
+_PERCENT = re.compile(r"(?<![A-Za-z0-9])pct(?![A-Za-z0-9])")  # a word of a snake_case name
+
+
+def is_percent(column: str) -> bool:
+    return bool(_PERCENT.search(column))
+
+
+def percent_cell(value) -> str:
+    """A percentage (0-100 scale) with one decimal, as nsys prints them; a share too small for
+    that keeps two significant digits (0.039 %), never a bare 0.0 for time that was there."""
+    if not isinstance(value, int | float | decimal.Decimal) or isinstance(value, bool) or value != value:
+        return cell(value)
+    v = float(value)
+    return f"{v:.1f} %" if v == 0 or abs(v) >= 0.05 else f"{v:.2g} %"
+
+
 def _is_number(values: list) -> bool:
     present = [v for v in values if v is not None]
     return bool(present) and all(isinstance(v, int | float | decimal.Decimal) and not isinstance(v, bool)
@@ -42,12 +61,14 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(width - 1, 0)] + "…"
 
 
-def format_table(columns: list[str], rows: list[tuple], width: int | None = None, max_rows: int = 200) -> str:
-    """The rows as a box table no wider than `width` characters (default: the terminal's)."""
-    width = width or shutil.get_terminal_size((120, 24)).columns
+def format_table(columns: list[str], rows: list[tuple], width: int | None = None, max_rows: int = 200,
+                 percent: bool = False) -> str:
+    """The rows as a box table no wider than `width` characters (None: no limit, values whole)."""
+    width = width or 10**9
     shown = rows if len(rows) <= max_rows else [*rows[: max_rows // 2], None, *rows[-(max_rows // 2):]]
     numeric = [_is_number([r[i] for r in rows]) for i in range(len(columns))]
-    texts = [None if r is None else [cell(v) for v in r] for r in shown]
+    show = [percent_cell if percent and is_percent(c) else cell for c in columns]
+    texts = [None if r is None else [f(v) for f, v in zip(show, r)] for r in shown]
     widths = [max([len(c)] + [len(t[i]) for t in texts if t is not None]) for i, c in enumerate(columns)]
     # cut the widest non-numeric columns until the box fits: 3 characters of border per column, plus 1
     while sum(widths) + 3 * len(widths) + 1 > width:

@@ -7,9 +7,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 
 import pytest
-from conftest import DATA
+from conftest import DATA, REPO
 from tracelake.analysis import stats
 from tracelake.analysis.cli import main
 
@@ -83,3 +85,66 @@ def test_a_throwaway_lake_prints_what_a_kept_lake_prints(tmp_path, capsys):
         assert main([*args, "--lake", str(tmp_path / "lake")]) == 0
         kept = capsys.readouterr().out
         assert throwaway.count("\n") > 50 and _same_rows(throwaway, kept)
+
+
+def _table_rows(text: str) -> list[list[str]]:
+    """The cells of a box table's body rows (after the header line)."""
+    lines = [line for line in text.splitlines() if line.startswith("│")]
+    return [[c.strip() for c in line.strip("│").split("│")] for line in lines[1:]]
+
+
+def test_piped_stats_keep_full_names_and_show_percentages_as_nsys_does():
+    """A real process whose stdout is a pipe: every kernel name whole, equal to NVIDIA's; time_pct
+    shown as a percentage, equal to NVIDIA's Time (%) (rounded to one decimal as nsys prints it)."""
+    done = subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", "stats", str(NSYS), "--report",
+                           "cuda_gpu_kern_sum"], capture_output=True, text=True, cwd=REPO, check=True)
+    header, *_ = (line for line in done.stdout.splitlines() if "time_pct" in line)
+    assert [c.strip() for c in header.strip("│").split("│")][0] == "time_pct"
+    rows = _table_rows(done.stdout)
+    nvidia = list(csv.DictReader(ORACLE.open(encoding="utf-8")))
+    assert [r[-1] for r in rows] == [r["Name"] for r in nvidia]  # same names, whole, in NVIDIA's order
+    assert max(len(r[-1]) for r in rows) > 200 and not any("…" in r[-1] for r in rows)
+    for ours, theirs in zip(rows, nvidia):
+        assert ours[0].endswith(" %")
+        if float(theirs["Time (%)"]) >= 0.1:
+            assert ours[0] == f"{theirs['Time (%)']} %", (ours, theirs)
+        else:  # NVIDIA prints 0.0; a share too small for one decimal keeps two digits
+            assert float(ours[0][:-2]) == pytest.approx(float(theirs["Time (%)"]), abs=0.05)
+
+
+def test_timeunit_converts_and_renames_the_duration_columns(capsys):
+    assert main(["stats", str(NSYS), "--report", "cuda_gpu_kern_sum", "--format", "csv", "--timeunit", "usec"]) == 0
+    ours = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    nvidia = list(csv.DictReader(ORACLE.open(encoding="utf-8")))
+    assert list(ours[0]) == ["time_pct", "total_us", "instances", "avg_us", "med_us", "min_us", "max_us",
+                             "stddev_us", "name"]
+    for r, n in zip(ours, nvidia):
+        assert float(r["total_us"]) == pytest.approx(int(n["Total Time (ns)"]) / 1e3, rel=1e-12)
+        assert float(r["max_us"]) == pytest.approx(int(n["Max (ns)"]) / 1e3, rel=1e-12)
+    assert main(["stats", str(NSYS), "--report", "summary", "--timeunit", "sec"]) == 0
+    out = capsys.readouterr().out
+    assert "span_s" in out and "median_step_s" in out and "_ns" not in out
+    with pytest.raises(SystemExit) as exit_code:
+        main(["stats", str(NSYS), "--timeunit", "fortnight"])
+    assert exit_code.value.code == 2
+
+
+@pytest.mark.corpus
+def test_headline_numbers_of_a_run_are_one_table_a_row_per_rank(corpus, capsys):
+    """DLRM's 8 rank files: one headline table of 8 rows (not 8 tables), each row its file and
+    rank, with the kernel count the file's own JSON holds (counted with the standard library)."""
+    from independent_counts import count_tables
+
+    folder = corpus / "traces" / "pytorch" / "dlrm_8rank_v100"
+    files = sorted(folder.glob("*.json.gz"))
+    assert main(["stats", str(folder), "--report", "summary"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("** Headline numbers (summary)") == 1
+    header = next(line for line in out.splitlines() if "span_ns" in line)
+    columns = [c.strip() for c in header.strip("│").split("│")]
+    rows = [dict(zip(columns, r)) for r in _table_rows(out)]
+    assert [r["file"] for r in rows] == [f.name for f in files] and len(rows) == 8
+    for row, f in zip(rows, files):
+        assert row["rank"] == f.name.split("_")[0].removeprefix("worker")
+        assert int(row["kernels"]) == count_tables(f)["kernels"]
+        assert row["gpu_idle_pct"].endswith(" %")
