@@ -288,30 +288,36 @@ def whatif(args) -> int:
 
 
 def run(args) -> int:
+    import time
+
     from . import run_job
     from .progress import Progress
 
+    t0 = time.perf_counter()
     progress = Progress(quiet=args.quiet or args.json, verbose=args.verbose)
     if args.executor == "dask" and not args.scheduler:
         print("error  --executor dask needs --scheduler ADDRESS (e.g. tcp://scheduler:8786)", file=sys.stderr)
         return EXIT_USAGE
     try:
         summary = run_job.run(args.paths, args.out, jobs=args.jobs, prune=args.prune, on_outcome=progress.update,
-                              executor=args.executor, scheduler=args.scheduler, limits=limits_of(args))
+                              executor=args.executor, scheduler=args.scheduler, limits=limits_of(args),
+                              on_stage=progress.stage)
     except ImportError:
         print("error  --executor dask needs the dask extra: pip install 'tracelake[dask]'", file=sys.stderr)
         return EXIT_USAGE
-    progress.finish(summary)
     page_errors: list[dict] = []  # report pages that could not be rendered (the others were)
+    index = None
     if not args.no_reports and summary.files:
         from .report_job import write_run_reports  # Altair and vl-convert: only when needed
 
         index = write_run_reports(args.out, summary.files, jobs=args.jobs, executor=args.executor,
-                                  scheduler=args.scheduler, page_errors=page_errors)
-        for e in page_errors:
-            say(f"error  report page of {e['trace_id']}: {e['error']}", err=True)
-        if not args.quiet and not args.json:
-            say(f"reports: {index.resolve()}", err=True)
+                                  scheduler=args.scheduler, page_errors=page_errors, on_pages=progress.pages)
+    summary.seconds = time.perf_counter() - t0  # the whole run: ingest, derivation and reports
+    progress.finish(summary, summary.seconds)
+    for e in page_errors:
+        say(f"error  report page of {e['trace_id']}: {e['error']}", err=True)
+    if index is not None and not args.quiet and not args.json:
+        say(f"reports: {index.resolve()}", err=True)
     if args.json:
         sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
                                      "files": summary.files, "report_errors": page_errors}, indent=1) + "\n")

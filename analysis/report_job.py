@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from tracelake.reports.data import INDEX_COLUMNS, frozen, index_rows
@@ -39,12 +40,14 @@ def write_atomically(path: Path, text: str) -> None:
 def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failures: list[dict] | None = None,
                   render_ids: set[str] | None = None, index: Path | None = None, jobs: int | None = None,
                   executor: str = "local", scheduler: str | None = None,
-                  page_errors: list[dict] | None = None) -> Path:
+                  page_errors: list[dict] | None = None,
+                  on_pages: Callable[[int, int], None] = lambda done, total: None) -> Path:
     """out_dir/traces/<trace_id>.html for each trace (only those in render_ids, all when None, are
     rendered again) and an index page linking them: `index`, by default out_dir/index.html.
     jobs: worker processes (default: all cores), with executor 'local'; executor 'dask': the pages
     are rendered on the Dask cluster at `scheduler`. A page that cannot be rendered is appended to
     page_errors ({trace_id, error}) and listed on the index instead of linked; the others go on.
+    on_pages(done, total) is called with (0, pages to render) and as each task's pages are written.
     Returns the index path."""
     all_ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY file_bytes DESC").fetchall()]
     wanted = None if trace_ids is None else set(trace_ids)
@@ -59,7 +62,7 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     tasks = [(scope, [(t, str(links[t])) for t in members], siblings)
              for scope, members in batches(scopes, events, jobs or os.cpu_count() or 1)]
     _remove_leftovers(out_dir / "traces")
-    errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler)
+    errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler, on_pages)
     if page_errors is not None:
         page_errors.extend(errors)
     failed = {e["trace_id"] for e in errors}
@@ -80,14 +83,15 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
 
 
 def write_run_reports(out: str | Path, files: list[dict], jobs: int | None = None, executor: str = "local",
-                      scheduler: str | None = None, page_errors: list[dict] | None = None) -> Path:
+                      scheduler: str | None = None, page_errors: list[dict] | None = None,
+                      on_pages: Callable[[int, int], None] = lambda done, total: None) -> Path:
     """The reports of a batch run (`tracelake run`, tracelake.run): OUTDIR/reports/index.html and the
     pages of the traces it ingested again; files: RunSummary.files. Returns the index path."""
     con = connect(Path(out) / "lake")
     try:
         return write_reports(con, Path(out) / "reports", failures=[f for f in files if f["status"] == "error"],
                              render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs,
-                             executor=executor, scheduler=scheduler, page_errors=page_errors)
+                             executor=executor, scheduler=scheduler, page_errors=page_errors, on_pages=on_pages)
     finally:
         con.close()
 
@@ -111,18 +115,37 @@ def _remove_leftovers(pages: Path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _run_tasks(lake: str, tasks: list, jobs: int, executor: str = "local", scheduler: str | None = None) -> list[dict]:
-    """Render every task's pages; returns the pages that failed ({trace_id, error})."""
+def _run_tasks(lake: str, tasks: list, jobs: int, executor: str = "local", scheduler: str | None = None,
+               on_pages: Callable[[int, int], None] = lambda done, total: None) -> list[dict]:
+    """Render every task's pages; returns the pages that failed ({trace_id, error}). on_pages(done,
+    total): at the start and as each task ends."""
+    total, done, errors = sum(len(task[1]) for task in tasks), 0, {}
+    on_pages(0, total)
+
+    def finished(i: int, task_errors: list[dict]) -> None:
+        nonlocal done
+        done += len(tasks[i][1])
+        errors[i] = task_errors
+        on_pages(done, total)
+
     if executor == "dask":
         from distributed import Client, as_completed
 
         with Client(scheduler) as client:
-            futures = {client.submit(_render_run, lake, *task, pure=False): task for task in tasks}
-            return [e for future in as_completed(futures) for e in _task_errors(future, futures[future][1])]
-    if jobs <= 1 or len(tasks) <= 1:
-        return [e for task in tasks for e in _render_run(lake, *task)]
-    with process_pool(min(jobs, len(tasks))) as pool:
-        return [e for future in [pool.submit(_render_run, lake, *task) for task in tasks] for e in future.result()]
+            futures = {client.submit(_render_run, lake, *task, pure=False): i for i, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                finished(futures[future], _task_errors(future, tasks[futures[future]][1]))
+    elif jobs <= 1 or len(tasks) <= 1:
+        for i, task in enumerate(tasks):
+            finished(i, _render_run(lake, *task))
+    else:
+        from concurrent.futures import as_completed
+
+        with process_pool(min(jobs, len(tasks))) as pool:
+            futures = {pool.submit(_render_run, lake, *task): i for i, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                finished(futures[future], future.result())
+    return [e for i in sorted(errors) for e in errors[i]]  # in task order, whichever ended first
 
 
 def _task_errors(future, pages: list[tuple[str, str]]) -> list[dict]:

@@ -80,9 +80,11 @@ def _execute(paths: list[str], lake: Path, workers: int, executor: str, schedule
 
 def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool = False,
         on_outcome: Callable[[FileOutcome, int, int], None] = lambda o, done, total: None,
-        executor: str = "local", scheduler: str | None = None, limits: Limits | None = None) -> RunSummary:
+        executor: str = "local", scheduler: str | None = None, limits: Limits | None = None,
+        on_stage: Callable[[str], None] = lambda text: None) -> RunSummary:
     """Outcomes name files by path_text (file names that are not UTF-8 are escaped), which is
-    also how the lake's `traces.path` holds them."""
+    also how the lake's `traces.path` holds them. on_stage(text) is called as each stage starts
+    (ingest, derive) with a line that says what it does."""
     t0 = time.perf_counter()
     workers = jobs or os.cpu_count() or 1
     lake = prepare_for_writing(Path(out) / "lake")
@@ -104,6 +106,8 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
                 delete_trace(lake, trace_id)
                 gone_from.add(os.path.dirname(path))
                 summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
+    unchanged = summary.count("unchanged")
+    on_stage(f"ingest: {len(todo)} file{'s' * (len(todo) != 1)} to read" + (f", {unchanged} unchanged" if unchanged else ""))
     done = 0
     for outcome in _execute(todo, lake, workers, executor, scheduler, limits):
         skip_if_no_trace(outcome)
@@ -115,8 +119,11 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
         summary.files.append(asdict(outcome))
     # the materialized views of the new traces and of their runs' other ranks, in the same workers
     fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
-    summary.derive_warnings = derive.derive(lake, derive.plan(lake, fresh, gone_from, workers), workers,
-                                            executor, scheduler)
+    tasks = derive.plan(lake, fresh, gone_from, workers)
+    if tasks:
+        traces = sum(len(targets) for _, targets in tasks)
+        on_stage(f"derive: the views of {traces} trace{'s' * (traces != 1)}")
+    summary.derive_warnings = derive.derive(lake, tasks, workers, executor, scheduler)
     if len(loose_trace_ids(lake, "traces")) >= compact.AUTO_LOOSE:  # keeps file counts and query times flat
         compact.compact(lake, count=False)
     update_database(lake)

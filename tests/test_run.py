@@ -118,3 +118,55 @@ def test_dask_executor_on_a_local_cluster(tmp_path, capsys):
     assert code == 0 and set(_statuses(summary).values()) == {"ok"}
     code, _ = _run_json([str(src), "--out", str(tmp_path / "local"), "--no-reports"], capsys)
     assert _lake_state(tmp_path / "dask" / "lake") == _lake_state(tmp_path / "local" / "lake")
+
+
+def _timed_lines(proc) -> list[tuple[float, str]]:
+    """The process's stderr lines with the time each arrived."""
+    return [(time.perf_counter(), line.rstrip("\n")) for line in proc.stderr]
+
+
+def test_progress_names_each_stage_and_the_summary_times_the_whole_run(tmp_path):
+    """Not a terminal: a line as each stage starts (ingest, derive, reports), then the summary,
+    whose time covers the reports too: it is at least the time between the first line and itself."""
+    src = tmp_path / "in"
+    src.mkdir()
+    for f in (MNIST, MLP):
+        shutil.copy(f, src / f.name)
+    proc = subprocess.Popen([sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out",
+                             str(tmp_path / "out"), "--jobs", "2"], cwd=REPO, stderr=subprocess.PIPE, text=True)
+    lines = _timed_lines(proc)
+    assert proc.wait() == 0
+    texts = [text for _, text in lines]
+    stages = [t for t in texts if t.split(":")[0] in ("ingest", "derive", "reports")]
+    assert stages[:3] == ["ingest: 2 files to read", "derive: the views of 2 traces", "reports: 2 pages"], texts
+    (t_summary, summary), = [(t, text) for t, text in lines if text.startswith("2 ok in ")]
+    assert texts.index(summary) > texts.index("reports: 2 pages")
+    seconds = float(summary.split(" in ")[1].split(" s;")[0])
+    assert seconds >= t_summary - lines[0][0] - 0.05, (seconds, t_summary - lines[0][0])
+
+
+def test_progress_on_a_terminal_counts_pages_with_the_time_left(tmp_path):
+    import pty
+
+    src = tmp_path / "in"
+    src.mkdir()
+    for f in (MNIST, MLP):
+        shutil.copy(f, src / f.name)
+    main_fd, sub_fd = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out",
+                             str(tmp_path / "out"), "--jobs", "2"], cwd=REPO, stderr=sub_fd, stdout=subprocess.DEVNULL)
+    os.close(sub_fd)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 4096)
+        except OSError:  # the terminal's other side closed: the process ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(main_fd)
+    assert proc.wait() == 0
+    shown = [part.replace("\x1b[K", "") for part in seen.decode().replace("\r\n", "\n").split("\r")]
+    assert any(s.startswith("reports: 1/2 pages, about ") for s in shown) and "reports: 2/2 pages" in shown, shown
+    assert any(s.startswith("2 ok in ") for s in shown), shown
