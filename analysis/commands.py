@@ -369,12 +369,15 @@ def report(args) -> int:
     finally:
         con.close()
     say(str(out.resolve()))
+    if args.eml:  # written (an --eml that cannot be has returned above)
+        say(str(Path(args.eml).resolve()))
     return EXIT_OK
 
 
 def mail(args) -> int:
     import email
     import email.policy
+    import email.utils
     import os
     import smtplib
 
@@ -394,8 +397,11 @@ def mail(args) -> int:
     except OSError as e:
         say(f"error  {fs_errors.describe(e)}", err=True)
         return EXIT_USAGE
-    del msg["From"], msg["To"]
+    del msg["From"], msg["To"], msg["Date"], msg["Message-ID"]
+    # each sending is a new message, as a mail client's draft: its own date and id (a relay may
+    # refuse a message without a Date; clients drop a second message with the same Message-ID)
     msg["From"], msg["To"] = args.sender, ", ".join(args.to)
+    msg["Date"], msg["Message-ID"] = email.utils.formatdate(localtime=True), email.utils.make_msgid(domain="tracelake")
     try:
         send(msg.as_bytes(), host, int(port), args.sender, args.to, args.starttls, args.user,
              os.environ.get("TRACELAKE_SMTP_PASSWORD"))

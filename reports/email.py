@@ -1,5 +1,7 @@
 """A report as an e-mail: multipart/alternative with a plain-text part and the HTML page whose
 charts are attached as PNG parts referenced by Content-ID (mail clients block data: URIs and SVG).
+The message carries a Date (when it was written) and a Message-ID, as RFC 5322 asks of a message's
+originator: mail clients sort and thread by them, and some relays refuse mail without a Date.
 Sending goes through SMTP (optionally STARTTLS and login; the password comes from the
 TRACELAKE_SMTP_PASSWORD environment variable, never the command line)."""
 
@@ -11,7 +13,7 @@ import re
 import smtplib
 from email.message import EmailMessage
 from email.policy import SMTP
-from email.utils import make_msgid
+from email.utils import formatdate, make_msgid
 
 _DATA_IMAGE = re.compile(r'src="data:image/(png|svg\+xml);base64,([A-Za-z0-9+/=]+)"')
 _SVG_WIDTH = re.compile(r'<svg[^>]*?\swidth="([0-9.]+)"')
@@ -33,6 +35,8 @@ def _plain_text(page: str) -> str:
 def build_message(page: str, subject: str, sender: str | None = None, to: str | None = None) -> EmailMessage:
     msg = EmailMessage(policy=SMTP)
     msg["Subject"] = subject
+    msg["Date"] = formatdate(localtime=True)
+    msg["Message-ID"] = make_msgid(domain="tracelake")  # no host name: .eml files are shared
     if sender:
         msg["From"] = sender
     if to:

@@ -158,6 +158,8 @@ def test_report_as_email_sent_through_a_real_smtp_server(sample_lake, tmp_path, 
     assert len(received) == 1
     msg = email.message_from_bytes(received[0].as_bytes(), policy=policy.default)
     assert msg["To"] == "team@example.com" and msg.get_content_type() == "multipart/alternative"
+    written = email.message_from_bytes(eml.read_bytes(), policy=policy.default)
+    assert msg["Date"] and msg["Message-ID"] and msg["Message-ID"] != written["Message-ID"]  # a new message each send
     text = msg.get_body(("plain",)).get_content()
     assert "Findings" in text and "pageable_copy_in_step" in text
     body = msg.get_body(("html",))
