@@ -8,10 +8,13 @@ DEMO_OUT ?= out/demo
 
 setup: $(VENV)/.installed
 
+# -qq: errors only. setuptools' notes (an editable install through a path finder, which the package-dir
+# mapping needs: docs/packaging.md) and pip's would otherwise open a newcomer's first screen.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev,dask]'
+	$(BIN)/pip install -qq --upgrade pip
+	@echo "Installing tracelake and its dependencies into $(VENV) (a minute or so; errors only)"
+	$(BIN)/pip install -qq -e '.[dev,dask]'
 	touch $@
 
 demo: setup
