@@ -1,5 +1,6 @@
 """The `tracelake` command line. Exit codes: 0 all good, 1 some inputs failed, 2 usage error (or an
-output that cannot be written), 130 interrupted (Ctrl-C). File-system errors about outputs, bad
+output that cannot be written), 130 interrupted (Ctrl-C), 141 the reader of standard output went
+away (`| head`; nothing is printed). File-system errors about outputs, bad
 inflate limits and Ctrl-C end in one line each, here in `main`.
 
 This module parses the arguments and sets the process-wide settings (process_settings.py) before
@@ -9,6 +10,7 @@ anything heavy is imported; the commands themselves are in commands.py.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tracelake.ingest.reading import BadLimits
@@ -20,7 +22,7 @@ from .terminal import say
 from .time_units import DEFAULT as DEFAULT_TIME_UNIT
 from .time_units import UNITS as TIME_UNITS
 
-EXIT_USAGE, EXIT_INTERRUPTED = 2, 130
+EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141  # 141: as a tool that SIGPIPE ended
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -178,6 +180,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return COMMANDS[args.command](args)
+    except BrokenPipeError:  # `tracelake sql ... | head`: the reader has what it wanted; nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush goes nowhere
+        return EXIT_BROKEN_PIPE
     except OSError as e:  # an output that cannot be written (read-only, under a file, full disk)
         say(f"error  {fs_errors.describe(e)}", err=True)
         return EXIT_USAGE

@@ -148,3 +148,13 @@ def test_headline_numbers_of_a_run_are_one_table_a_row_per_rank(corpus, capsys):
         assert row["rank"] == f.name.split("_")[0].removeprefix("worker")
         assert int(row["kernels"]) == count_tables(f)["kernels"]
         assert row["gpu_idle_pct"].endswith(" %")
+
+
+def test_a_reader_that_stops_early_gets_no_error_line():
+    """`tracelake stats ... | head`: the reader goes away while stats still writes; the process ends
+    quietly (141, as a tool SIGPIPE ended), where it printed "error  Broken pipe" before."""
+    proc = subprocess.Popen([sys.executable, "-m", "tracelake.analysis.cli", "stats", str(NSYS), str(MNIST)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline() == b"\n"  # the first table's blank line: the next ones are not written yet
+    proc.stdout.close()
+    assert proc.stderr.read() == b"" and proc.wait() == 141
