@@ -217,15 +217,28 @@ def _devices(metadata: dict, vendor: str) -> pa.Table | None:
     if not isinstance(props, list) or not props:
         return None
     props = [p for p in props if isinstance(p, dict)]
+
+    def ints(*keys: str) -> list[int | None]:  # the first key present (CUDA's name, then ROCm's)
+        return [next((v for v in (to_int(p.get(k)) for k in keys) if v is not None), None) for p in props]
+
+    warp_size = ints("warpSize")
     return pa.table(
         {
-            "device_id": [to_int(p.get("id")) for p in props],
+            "device_id": ints("id"),
             "name": [str_or_none(p.get("name")) for p in props],
             "vendor": [vendor] * len(props),
-            "compute_major": [to_int(p.get("computeMajor")) for p in props],
-            "compute_minor": [to_int(p.get("computeMinor")) for p in props],
-            "sm_count": [to_int(p.get("numSms")) for p in props],
-            "total_memory_bytes": [to_int(p.get("totalGlobalMem")) for p in props],
+            "compute_major": ints("computeMajor"),
+            "compute_minor": ints("computeMinor"),
+            "sm_count": ints("numSms"),
+            "warp_size": warp_size,
+            "max_warps_per_sm": [t // w if t is not None and w else None
+                                 for t, w in zip(ints("maxThreadsPerMultiprocessor"), warp_size)],
+            "registers_per_sm": ints("regsPerMultiprocessor"),
+            "registers_per_block": ints("regsPerBlock"),
+            "shared_memory_per_sm_bytes": ints("sharedMemPerMultiprocessor", "maxSharedMemoryPerMultiProcessor"),
+            "shared_memory_per_block_bytes": ints("sharedMemPerBlock"),
+            "shared_memory_per_block_optin_bytes": ints("sharedMemPerBlockOptin"),
+            "total_memory_bytes": ints("totalGlobalMem"),
             "properties_json": [msgspec.json.encode(p).decode() for p in props],
         }
     )
