@@ -40,7 +40,7 @@ def run_comparisons(con) -> list[dict]:
 
 
 SUMMARY_COLUMNS = ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated", "idle_pct",
-                   "compute_pct", "top_kernel", "findings", "finding_rules")
+                   "steady_idle_pct", "compute_pct", "top_kernel", "findings", "finding_rules")
 # run_ranks: a distributed run's ranks side by side (rank_rows), kept with the run's first rank only
 INDEX_COLUMNS = (*SUMMARY_COLUMNS, "run_ranks")
 

@@ -17,6 +17,7 @@ from . import (
     memcpy,
     memory,
     nvtx,
+    occupancy,
     operators,
     ranks,
     steps,
@@ -26,8 +27,8 @@ from . import (
     utilization,
 )
 
-SECTIONS = [summary, ranks, findings, utilization, time_breakdown, steps, critical_path, top_kernels, operators,
-            memcpy, idle, collectives, graphs, memory, calling_context, api, nvtx]
+SECTIONS = [summary, ranks, findings, utilization, time_breakdown, steps, critical_path, top_kernels, occupancy,
+            operators, memcpy, idle, collectives, graphs, memory, calling_context, api, nvtx]
 
 
 def views() -> list[str]:

@@ -3,7 +3,7 @@
 -- numbers of ranks comparable; per-step figures make runs of different lengths
 -- comparable (when both record steps).
 --
--- depends: traces, rank_runs, kernels, steps, temporal_breakdown
+-- depends: traces, rank_runs, kernels, steps, step_phases, temporal_breakdown
 --
 -- @column run_id             Run (rank_runs.run_id, else the trace id).
 -- @column trace_ids          The run's traces, sorted.
@@ -11,9 +11,10 @@
 -- @column start_epoch_ns     Start on the Unix-epoch clock (NULL when the trace clock is relative).
 -- @column ranks              Processes with GPU work.
 -- @column steps_per_rank     Steps recorded per rank (0 when none).
--- @column median_step_ns     Median step wall time over all ranks (ns; NULL without steps).
+-- @column median_step_ns     Median wall time of the steady steps (step_phases) over all ranks (ns; NULL without steps).
 -- @column kernel_ns_per_rank Kernel time per rank (ns).
--- @column idle_pct           Mean GPU idle share over the ranks (%).
+-- @column idle_pct           GPU idle share of the steady steps' wall time, all ranks; without steps, the
+--                            mean over the ranks of the whole trace's idle share (temporal_breakdown) (%).
 CREATE OR REPLACE VIEW runs AS
 WITH member AS (
     SELECT t.trace_id, coalesce(r.run_id, t.trace_id) AS run_id, t.file_name,
@@ -29,15 +30,19 @@ kern AS (
     SELECT m.run_id, sum(k.duration_ns) AS kernel_ns FROM kernels k JOIN member m USING (trace_id) GROUP BY m.run_id
 ),
 st AS (
-    SELECT m.run_id, count(*) AS steps, median(s.wall_ns) AS median_step_ns
-    FROM steps s JOIN member m USING (trace_id) GROUP BY m.run_id
+    SELECT m.run_id, count(*) AS steps, median(s.wall_ns) FILTER (WHERE p.phase = 'steady') AS median_step_ns,
+           100.0 * sum(s.gpu_idle_ns) FILTER (WHERE p.phase = 'steady')
+               / nullif(sum(s.wall_ns) FILTER (WHERE p.phase = 'steady'), 0) AS steady_idle_pct
+    FROM steps s
+    JOIN (SELECT trace_id, pid, step_index, phase FROM step_phases) p USING (trace_id, pid, step_index)
+    JOIN member m USING (trace_id) GROUP BY m.run_id
 )
 SELECT m.run_id, list_sort(list(m.trace_id)) AS trace_ids, min(m.file_name) AS first_file,
        min(m.start_epoch_ns) AS start_epoch_ns, any_value(p.ranks) AS ranks,
        coalesce(any_value(st.steps), 0) / greatest(any_value(p.ranks), 1) AS steps_per_rank,
        any_value(st.median_step_ns) AS median_step_ns,
        any_value(k.kernel_ns) / greatest(any_value(p.ranks), 1) AS kernel_ns_per_rank,
-       any_value(p.idle_pct) AS idle_pct
+       coalesce(any_value(st.steady_idle_pct), any_value(p.idle_pct)) AS idle_pct
 FROM member m
 LEFT JOIN procs p USING (run_id)
 LEFT JOIN kern k USING (run_id)

@@ -20,9 +20,9 @@
 -- @column start_epoch_ns   Start on the Unix-epoch clock (NULL when the trace clock is relative).
 -- @column ranks            Processes with GPU work.
 -- @column steps_per_rank   Steps recorded per rank (0 when none).
--- @column median_step_ns   Median step wall time over all ranks (ns; NULL without steps).
+-- @column median_step_ns   Median wall time of the steady steps over all ranks (ns; NULL without steps).
 -- @column kernel_ns_per_rank Kernel time per rank (ns).
--- @column idle_pct         Mean GPU idle share over the ranks (%).
+-- @column idle_pct         GPU idle share of the steady steps, all ranks; without steps, of the whole trace (runs.idle_pct) (%).
 -- @column previous_run_id  The previous run of the same workload (NULL for its first run).
 -- @column previous_file    That run's first file.
 -- @column compared_per     As in run_comparison: 'step' or 'run' (NULL without a previous run).

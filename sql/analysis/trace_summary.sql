@@ -3,7 +3,7 @@
 -- kernel, how many findings, how much communication compute hid, its median step.
 --
 -- depends: traces, devices, kernels, temporal_breakdown, kernel_summary, findings,
---          overlap, steps
+--          overlap, steps, step_phases
 --
 -- @column trace_id        Trace.
 -- @column file_name       File the trace came from.
@@ -19,7 +19,8 @@
 -- @column findings        Number of findings rows.
 -- @column finding_rules   Up to three rules with the most flagged time, most first.
 -- @column overlap_pct     overlap.communication_overlap_pct, mean over the processes (%).
--- @column median_step_ns  Median wall time of its steps, all processes (ns).
+-- @column median_step_ns  Median wall time of its steady steps (step_phases), all processes (ns).
+-- @column steady_idle_pct GPU idle share of the steady steps' wall time, all processes (%; NULL without steps).
 CREATE OR REPLACE VIEW trace_summary AS
 WITH breakdown AS (
     SELECT trace_id, avg(idle_pct) AS idle_pct, avg(compute_pct) AS compute_pct,
@@ -39,12 +40,18 @@ rules AS (
     GROUP BY trace_id
 ),
 hidden AS (SELECT trace_id, avg(communication_overlap_pct) AS overlap_pct FROM overlap GROUP BY trace_id),
-step_times AS (SELECT trace_id, median(wall_ns) AS median_step_ns FROM steps GROUP BY trace_id)
+step_times AS (
+    SELECT s.trace_id, median(s.wall_ns) AS median_step_ns,
+           100.0 * sum(s.gpu_idle_ns) / nullif(sum(s.wall_ns), 0) AS steady_idle_pct
+    FROM steps s JOIN (SELECT trace_id, pid, step_index, phase FROM step_phases) p USING (trace_id, pid, step_index)
+    WHERE p.phase = 'steady'
+    GROUP BY s.trace_id
+)
 SELECT t.trace_id, t.file_name, t.source, t.rank, t.duration_ns, t.is_truncated,
        coalesce(g.gpu_names, []) AS gpu_names,
        b.idle_pct, b.compute_pct, b.memcpy_pct, top.top_kernel, coalesce(f.findings, 0) AS findings,
        coalesce(r.finding_rules, []) AS finding_rules,
-       h.overlap_pct, s.median_step_ns
+       h.overlap_pct, s.median_step_ns, s.steady_idle_pct
 FROM traces t
 LEFT JOIN breakdown b USING (trace_id)
 LEFT JOIN gpus g USING (trace_id)
