@@ -21,6 +21,7 @@ that takes part in ordering and fingerprints like the others), so a new rule is 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable
@@ -162,6 +163,23 @@ def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | No
         stack.extend(d for d in f.depends if d in creator)
         out.update(f.depends)
     return out
+
+
+@functools.cache
+def step_rule_pattern(rule: str) -> str:
+    """The regular expression of a step rule ('profiler_step', ...), from its one definition in
+    sql/base/step_rule_pattern.sql, for Python code that finds steps without DuckDB views."""
+    import duckdb
+
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute((_sql_root() / "base" / "step_rule_pattern.sql").read_text(encoding="utf-8"))
+        pattern = con.execute("SELECT step_rule_pattern(?)", [rule]).fetchone()[0]
+    finally:
+        con.close()
+    if pattern is None:
+        raise ValueError(f"no step rule {rule!r}")
+    return pattern
 
 
 def ordered(files: list[SqlFile], provided: set[str]) -> list[SqlFile]:

@@ -27,9 +27,10 @@ cudaEventQuery, cudaMemcpy) have a zero-weight final 'operator' edge: their wait
 work the 'sync' edge brings in, not CPU time.
 
 PyTorch's backward thread is merged into the forward thread (HTA does the same), so the path runs
-through the backward pass. Steps are the CPU ranges named like ProfilerStep#N / step N (the same
-rule as the `steps` view); a trace without any is one step '(trace)'. A CPU span belongs to the
-step its start lies in; a GPU operation to the step of its launching call.
+through the backward pass. Steps are the CPU ranges named like ProfilerStep#N / step N (step rule
+'profiler_step' of sql/base/step_rule_pattern.sql, as the `step_ranges` view reads it); a trace
+without any is one step '(trace)'. A CPU span belongs to the step its start lies in; a GPU
+operation to the step of its launching call.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-STEP_PATTERN = r"^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$"
+from .catalog import step_rule_pattern
+
 WHOLE_TRACE_STEP = "(trace)"
 LOCK_CALLS = ("cudaLaunchKernel", "cudaMemcpyAsync", "cudaHostAlloc")
 BLOCKING_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery", "cudaEventSynchronize",
@@ -69,6 +71,10 @@ def _api_base(name: pl.Expr) -> pl.Expr:
     return name.str.replace(r"_v[0-9]+$", "")
 
 
+def _step_regex() -> str:
+    return "(?i)" + step_rule_pattern("profiler_step")
+
+
 def _frame(t: pa.Table, cols: list[str]) -> pl.DataFrame:
     return pl.from_arrow(t.select(cols)) if t.num_rows else pl.from_arrow(t.select(cols).slice(0, 0))
 
@@ -76,7 +82,7 @@ def _frame(t: pa.Table, cols: list[str]) -> pl.DataFrame:
 def _steps(tables: dict[str, pa.Table]) -> pl.DataFrame:
     ann = _frame(tables["annotations"], ["pid", "name", "start_ns", "end_ns", "is_gpu"])
     steps = (ann.filter(~pl.col("is_gpu").fill_null(False) & pl.col("end_ns").is_not_null()
-                        & pl.col("name").str.replace(r"^[^:]*:", "").str.contains("(?i)" + STEP_PATTERN))
+                        & pl.col("name").str.replace(r"^[^:]*:", "").str.contains(_step_regex()))
              .sort("pid", "start_ns")
              .with_columns(pl.int_range(pl.len()).over("pid").cast(pl.Int64).alias("step_index"))
              .select("pid", pl.col("name").alias("step"), "step_index", "start_ns", "end_ns"))
@@ -120,7 +126,7 @@ def _cpu_spans(tables: dict[str, pa.Table], is_nsys: bool) -> pl.DataFrame:
     else:
         ann = _frame(tables["annotations"], cols + ["is_gpu"])
         nvtx = ann.filter(~pl.col("is_gpu").fill_null(False) & pl.col("end_ns").is_not_null()
-                          & ~pl.col("name").str.replace(r"^[^:]*:", "").str.contains("(?i)" + STEP_PATTERN))
+                          & ~pl.col("name").str.replace(r"^[^:]*:", "").str.contains(_step_regex()))
         parts.append(nvtx.select(*cols, pl.lit(None, pl.Int64).alias("correlation_id"), pl.lit("nvtx").alias("kind")))
     spans = pl.concat(parts, how="vertical_relaxed")
     return spans.filter(pl.col("end_ns") > pl.col("start_ns")).with_columns(pl.col("name").fill_null("(unnamed)"))

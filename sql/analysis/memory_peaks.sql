@@ -6,7 +6,7 @@
 -- events in the step.
 -- memory_summary: the same over the whole trace, with the levels at its start and end.
 --
--- depends: memory_timeline, nvtx_ranges, traces
+-- depends: memory_timeline, step_ranges, traces
 --
 -- @column trace_id                   Trace.
 -- @column source                     'pytorch_allocator' or 'cuda_memory_usage_events'.
@@ -33,10 +33,9 @@
 -- @column allocated_in_step_bytes    Bytes those allocated.
 CREATE OR REPLACE VIEW memory_peaks AS
 WITH s AS (
-    SELECT trace_id, pid, range AS step, start_ns, end_ns,
+    SELECT trace_id, pid, step, start_ns, end_ns,
            row_number() OVER (PARTITION BY trace_id, pid ORDER BY start_ns) - 1 AS step_index
-    FROM nvtx_ranges
-    WHERE regexp_matches(regexp_replace(range, '^[^:]*:', ''), '^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$', 'i')
+    FROM step_ranges
 ),
 per_step AS (
     -- the level carried in is the level before the step's first event (its total less its size)

@@ -19,13 +19,14 @@
 --                     (gpu_periods): the longest run of equal intervals between
 --                     executions of the kernel that runs once per iteration, which leaves
 --                     out warm-up and graph capture.
+-- (patterns: step_rule_pattern)
 -- steps_matching(pattern): the same for the CPU-side ranges whose name matches the
 -- regular expression `pattern` (step_rule 'pattern').
 -- steps_over(pattern): both in one macro (pattern NULL: the rules; steps and
 -- steps_matching read it).
 --
 -- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_periods_of, gpu_op_phases,
---          intervals_union_ns
+--          intervals_union_ns, step_rule_pattern
 -- materialize: per trace: step_windows, steps
 --
 -- @column trace_id          Trace.
@@ -61,17 +62,6 @@
 -- rule chosen as above, or its periodic windows.
 --
 -- @column step_key  Key of the window within the trace and process (unique).
-
--- the patterns are constants, so that each regular expression is compiled once per query,
--- not once per row
-CREATE OR REPLACE MACRO step_rule_pattern(rule) AS
-CASE rule
-    WHEN 'profiler_step' THEN '^(ProfilerStep#[0-9]+|step[ _#-]?[0-9]+)$'
-    WHEN 'vllm' THEN '^(execute_context_[0-9]+\([0-9]+\)_generation_[0-9]+\([0-9]+\)|execute_model)$'
-    WHEN 'sglang' THEN '(^|/)sglang/srt/managers/scheduler\.py\([0-9]+\): run_batch$'
-    WHEN 'record_function' THEN '^((request|req|iteration|iter|decode|prefill|generate|generation|infer|inference)'
-                                || '([ _#:-]?[0-9]+)?|(forward|batch|token)[ _#:-]?[0-9]+)$'
-END;
 
 CREATE OR REPLACE VIEW step_rules AS
 SELECT priority, rule, source, step_rule_pattern(rule) AS pattern, meaning FROM (VALUES
