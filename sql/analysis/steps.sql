@@ -1,10 +1,18 @@
 -- steps: one row per iteration (a training step, an inference request or decode
 -- iteration), with what the GPU did during it: the GPU operations of the same process,
--- clipped to the step's time window, split by class. The iterations come from the
--- first rule of step_rules that matches at least twice in a process of the trace, else
--- from periodicity when the GPU work shows 3+ steady periods (one ProfilerStep around
--- a whole inference loop is no iteration), else from the first rule that matches once
--- (step_rule says which):
+-- clipped to the step's time window, split by class. All the processes of one run (the
+-- rank files of a distributed run, rank_runs; else the trace) take their steps from one
+-- rule (step_rule says which):
+--   1. the first rule of step_rules that matches at least twice in a process of the run;
+--   2. else, where a rule matched once (one ProfilerStep, `schedule(active=1)`), that
+--      range is the step, unless every process of the run is periodic: its GPU work inside
+--      the range repeats with 3+ steady periods (gpu_periods) and the kernels that start
+--      within those periods hold at least half of the kernel time in the range (an
+--      inference loop inside one ProfilerStep); then the periods are the steps;
+--   3. else (no markers) the periods, when every process of the run is periodic (the same
+--      test over all its kernels); else the run has no steps.
+-- The kernels counted are those gpu_periods counts ('replay' and 'eager', unless the
+-- process ran no others). The rules:
 --   'profiler_step'   ranges named 'ProfilerStep#12', 'step 3', 'step_3';
 --   'vllm'            vLLM's per-iteration range 'execute_context_N(T)_generation_M(T)'
 --                     (v1 GPU worker), or 'execute_model' ranges (older engines);
@@ -15,10 +23,9 @@
 --                     'iteration 7', 'iter#2', 'decode_5', 'prefill 1', 'generate_0',
 --                     'forward_4', 'infer 9', 'inference_2', 'batch_11', 'token 3' (the
 --                     word, optionally a separator ' _#:-' and a number);
---   'periodicity'     no step markers: the steady-state periods of the GPU work
---                     (gpu_periods): the longest run of equal intervals between
---                     executions of the kernel that runs once per iteration, which leaves
---                     out warm-up and graph capture.
+--   'periodicity'     the steady-state periods of the GPU work (gpu_periods): the longest
+--                     run of equal intervals between executions of the kernel that runs
+--                     once per iteration, which leaves out warm-up and graph capture.
 -- (patterns: step_rule_pattern)
 -- steps_matching(pattern): the same for the CPU-side ranges whose name matches the
 -- regular expression `pattern` (step_rule 'pattern').
@@ -26,7 +33,7 @@
 -- steps_matching read it).
 --
 -- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_periods_of, gpu_op_phases,
---          intervals_union_ns, step_rule_pattern
+--          intervals_union_ns, step_rule_pattern, rank_runs
 -- materialize: per trace: step_windows, steps
 --
 -- @column trace_id          Trace.
@@ -58,7 +65,7 @@
 --                   prefix removed) or the frame label.
 -- @column meaning   Which tool writes such markers.
 
--- step_windows: the step windows before measurement: per trace, the matches of the
+-- step_windows: the step windows before measurement: per process, the matches of the
 -- rule chosen as above, or its periodic windows.
 --
 -- @column step_key  Key of the window within the trace and process (unique).
@@ -91,43 +98,80 @@ ranges AS (
 ruled AS (
     SELECT r.*, u.priority FROM ranges r JOIN step_rules u USING (rule)
 ),
+runs AS (
+    SELECT t.trace_id, coalesce(r.run_id, t.trace_id) AS run_id
+    FROM traces t
+    LEFT JOIN (SELECT trace_id, any_value(run_id) AS run_id FROM rank_runs GROUP BY ALL) r USING (trace_id)
+),
 matches AS (
-    SELECT trace_id, priority, max(n) AS per_process
-    FROM (SELECT trace_id, pid, priority, count(*) AS n FROM ruled GROUP BY ALL)
+    SELECT u.run_id, r.priority, max(r.n) AS per_process
+    FROM (SELECT trace_id, pid, priority, count(*) AS n FROM ruled GROUP BY ALL) r JOIN runs u USING (trace_id)
     GROUP BY ALL
 ),
-unmarked AS (
-    -- traces with no rule repeating in a process: the only ones whose periodicity matters
-    SELECT trace_id FROM traces
-    EXCEPT SELECT trace_id FROM matches WHERE per_process >= 2
+marked AS (
+    -- per run, the rule of its markers: the first that repeats in a process, else the first
+    -- that matched once
+    SELECT run_id, arg_min(priority, (per_process < 2, priority)) AS priority, max(per_process) >= 2 AS repeats
+    FROM matches GROUP BY ALL
+),
+unrepeated AS (
+    -- traces whose run has no rule repeating in a process: the only ones whose periodicity matters
+    SELECT trace_id, run_id FROM runs
+    WHERE run_id NOT IN (SELECT run_id FROM marked WHERE repeats)
+),
+single AS (
+    -- the range of the rule that matched once, per process
+    SELECT r.trace_id, r.pid, r.start_ns, r.end_ns
+    FROM ruled r JOIN unrepeated u USING (trace_id) JOIN marked m USING (run_id, priority)
+),
+kernels AS (
+    -- the kernels inside the single range (all of them in a process without one)
+    SELECT p.trace_id, p.pid, p.name, p.start_ns, p.end_ns - p.start_ns AS duration_ns, p.phase
+    FROM gpu_op_phases p
+    SEMI JOIN unrepeated u ON u.trace_id = p.trace_id
+    LEFT JOIN single s ON s.trace_id = p.trace_id AND s.pid = p.pid
+    WHERE p.category = 'kernel' AND (s.pid IS NULL OR p.start_ns BETWEEN s.start_ns AND s.end_ns)
 ),
 kernel_phases AS (
-    SELECT p.trace_id, p.pid, p.name, p.start_ns, p.phase
-    FROM gpu_op_phases p SEMI JOIN unmarked u ON u.trace_id = p.trace_id
-    WHERE p.category = 'kernel'
+    -- those gpu_periods counts: 'replay' and 'eager' ones, unless the process ran no others
+    SELECT k.* FROM kernels k
+    JOIN (SELECT trace_id, pid, bool_or(phase IN ('replay', 'eager')) AS has_steady FROM kernels GROUP BY ALL) h
+      USING (trace_id, pid)
+    WHERE NOT h.has_steady OR k.phase IN ('replay', 'eager')
 ),
 periods AS MATERIALIZED (
     SELECT * FROM gpu_periods_of(kernel_phases)
 ),
 periodic AS (
-    SELECT trace_id FROM periods GROUP BY ALL HAVING max(period_index) >= 2
+    -- processes with 3+ periods whose kernels hold at least half of the kernel time
+    SELECT k.trace_id, k.pid
+    FROM kernel_phases k
+    JOIN (SELECT trace_id, pid, min(start_ns) AS first_ns, max(end_ns) AS last_ns FROM periods
+          GROUP BY ALL HAVING count(*) >= 3) p USING (trace_id, pid)
+    GROUP BY ALL
+    HAVING sum(k.duration_ns) FILTER (WHERE k.start_ns >= p.first_ns AND k.start_ns < p.last_ns)
+           >= 0.5 * sum(k.duration_ns)
+),
+periodic_runs AS (
+    -- runs whose every process with kernels is periodic
+    SELECT u.run_id
+    FROM unrepeated u
+    JOIN (SELECT DISTINCT trace_id, pid FROM kernel_phases) k USING (trace_id)
+    LEFT JOIN periodic p USING (trace_id, pid)
+    GROUP BY ALL
+    HAVING bool_and(p.pid IS NOT NULL)
 ),
 chosen AS (
-    -- a rule that repeats (2+ matches in a process) beats one that matched once, such as
-    -- one ProfilerStep around a whole inference loop; a single match gives way to
-    -- periodicity when the GPU work shows 3+ steady periods
-    SELECT m.trace_id, arg_min(m.priority, (m.per_process < 2, m.priority)) AS priority
-    FROM matches m
-    LEFT JOIN periodic p USING (trace_id)
-    GROUP BY m.trace_id, p.trace_id
-    HAVING max(m.per_process) >= 2 OR p.trace_id IS NULL
+    -- the marker rule of each run, unless it matched once and the run is periodic
+    SELECT run_id, priority FROM marked
+    WHERE run_id NOT IN (SELECT run_id FROM periodic_runs)
 )
 SELECT r.trace_id, r.pid, r.step, r.start_ns, r.end_ns, r.rule AS step_rule, r.step_key
-FROM ruled r JOIN chosen c USING (trace_id, priority)
+FROM ruled r JOIN runs u USING (trace_id) JOIN chosen c USING (run_id, priority)
 UNION ALL
 SELECT p.trace_id, p.pid, 'period ' || p.period_index, p.start_ns, p.end_ns, 'periodicity', 'p' || p.period_index
-FROM periods p
-ANTI JOIN chosen c USING (trace_id);
+FROM periods p JOIN runs u USING (trace_id)
+WHERE u.run_id IN (SELECT run_id FROM periodic_runs);
 
 CREATE OR REPLACE MACRO steps_over(pattern) AS TABLE
 WITH w AS (
