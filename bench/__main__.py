@@ -12,7 +12,7 @@ from tracelake.analysis.process_settings import prefer_jemalloc
 from .common import REPO, machine
 
 CASES = ["pytorch_ingest", "nsys_ingest", "callctx", "critical_path", "views", "run", "memory_views", "operators",
-         "cli", "scale"]
+         "cli", "scale", "report_pages"]
 RESULTS = REPO / "bench" / "results"
 
 
@@ -31,11 +31,24 @@ def render() -> str:
 
 def main(argv: list[str]) -> int:
     prefer_jemalloc()  # as the CLI does at start-up, before the cases import pyarrow
-    from . import callctx, cli, critical_path, kineto_ingest, memory_views, nsys_ingest, operators, run, scale, views
+    from . import (
+        callctx,
+        cli,
+        critical_path,
+        kineto_ingest,
+        memory_views,
+        nsys_ingest,
+        operators,
+        report_pages,
+        run,
+        scale,
+        views,
+    )
 
     runners = {"pytorch_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run, "callctx": callctx.run,
                "critical_path": critical_path.run, "views": views.run, "run": run.run,
-               "memory_views": memory_views.run, "operators": operators.run, "cli": cli.run, "scale": scale.run}
+               "memory_views": memory_views.run, "operators": operators.run, "cli": cli.run, "scale": scale.run,
+               "report_pages": report_pages.run}
     RESULTS.mkdir(exist_ok=True)
     for name in argv or CASES:
         print(f"running {name} ...", flush=True)

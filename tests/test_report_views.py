@@ -20,7 +20,12 @@ def test_trace_summary(sample_con):
     devices = _pl(sample_con, "SELECT trace_id, device_id, name AS gpu FROM devices")
     breakdown = _pl(sample_con, "SELECT trace_id, idle_pct, compute_pct, memcpy_pct FROM temporal_breakdown")
     findings = _pl(sample_con, "SELECT trace_id FROM findings")
-    steps = _pl(sample_con, "SELECT trace_id, wall_ns FROM steps")
+    steps = _pl(sample_con, """SELECT trace_id, pid, step_index, wall_ns, gpu_idle_ns FROM steps""")
+    # the steady steps: each process's steps after its leading warm-up ones (steady_state.warmup_steps)
+    warm = dict(((r[0], r[1]), r[2]) for r in sample_con.execute(
+        "SELECT trace_id, pid, warmup_steps FROM steady_state WHERE steps > 0").fetchall())
+    steps = steps.filter(pl.struct("trace_id", "pid", "step_index").map_elements(
+        lambda r: r["step_index"] >= warm.get((r["trace_id"], r["pid"]), 0), return_dtype=pl.Boolean))
     checked = 0
     for trace_id, row in summary.items():
         mine = kernels.filter(pl.col("trace_id") == trace_id)
@@ -34,8 +39,10 @@ def test_trace_summary(sample_con):
         for column in ("idle_pct", "compute_pct", "memcpy_pct"):
             assert row[column] == pytest.approx(rows[column].mean(), rel=1e-12)
         assert row["findings"] == findings.filter(pl.col("trace_id") == trace_id).height
-        walls = steps.filter(pl.col("trace_id") == trace_id)["wall_ns"]
-        assert row["median_step_ns"] == (walls.median() if walls.len() else None)
+        steady = steps.filter(pl.col("trace_id") == trace_id)
+        assert row["median_step_ns"] == (steady["wall_ns"].median() if steady.height else None)
+        assert row["steady_idle_pct"] == (pytest.approx(100 * steady["gpu_idle_ns"].sum() / steady["wall_ns"].sum())
+                                          if steady.height else None)
     assert checked == len(summary)  # every sample trace has kernels
 
 
