@@ -325,6 +325,30 @@ class _Mapper:
             pl.col("callchainId").cast(pl.Int64).alias("callchain_id"),
         )
 
+    def gpu_metrics(self) -> pl.DataFrame | None:
+        f = self.x.read("GPU_METRICS", ["timestamp", "typeId", "metricId", "value"])
+        names = self.x.read("TARGET_INFO_GPU_METRICS", ["typeId", "metricId", "metricName"])
+        if f is None or names is None:
+            return None
+        # metricId is not stable across exports: resolve it through this export's own names
+        # ("DRAM Read Bandwidth [Throughput %]"), per typeId (one per device).
+        names = names.select(
+            pl.col("typeId").cast(pl.Int64), pl.col("metricId").cast(pl.Int64),
+            pl.coalesce(pl.col("metricName").cast(pl.String).str.extract(r"^(.*?)\s*\[[^\]]*\]$", 1),
+                        pl.col("metricName").cast(pl.String)).alias("metric"),
+            pl.col("metricName").cast(pl.String).str.extract(r"\[([^\]]*)\]$", 1).alias("unit"),
+        ).unique(["typeId", "metricId"], keep="first")
+        names = names.with_columns(
+            pl.when(pl.col("unit") == "MHz").then(pl.lit("Hz")).otherwise(pl.col("unit")).alias("unit"))
+        return (
+            f.select(pl.col("timestamp").cast(pl.Int64).alias("timestamp_ns"), pl.col("typeId").cast(pl.Int64),
+                     pl.col("metricId").cast(pl.Int64), pl.col("value").cast(pl.Float64))
+            .join(names, on=["typeId", "metricId"], how="inner")
+            .select((pl.col("typeId") % 256).cast(pl.Int32).alias("device_id"), "timestamp_ns", "metric", "unit",
+                    "value")
+            .sort("device_id", "timestamp_ns", "metric")
+        )
+
     def profiler_overhead(self) -> pl.DataFrame | None:
         f = self.x.read("PROFILER_OVERHEAD", ["start", "end", "globalTid", "nameId"])
         if f is None:
@@ -347,7 +371,7 @@ def ingest_nsys(path: str) -> IngestResult:
             sha_future = pool.submit(file_sha256, path)
             independent = {name: pool.submit(getattr(m, name)) for name in (
                 "callchains", "os_runtime_calls", "annotations", "synchronizations", "processes", "threads", "devices",
-                "memory_events", "cpu_samples", "profiler_overhead")}
+                "memory_events", "cpu_samples", "profiler_overhead", "gpu_metrics")}
             tables: dict[str, pl.DataFrame | None] = {"api_calls": m.api_calls()}
             launched = {name: pool.submit(getattr(m, name)) for name in ("kernels", "memcpy", "memset",
                                                                                  "graph_executions")}

@@ -368,6 +368,19 @@ _table(
 )
 
 _table(
+    "gpu_metrics",
+    "GPU hardware metric samples (nsys --gpu-metrics-devices: GPU_METRICS with TARGET_INFO_GPU_METRICS), "
+    "one row per sample and metric. A sample covers [timestamp_ns, the device's next sample).",
+    _c("device_id", I32, "GPU the sample is of (the low byte of the sample's typeId; devices.device_id).", NSYS),
+    _c("timestamp_ns", I64, "Start of the sampling period the value describes.", NSYS),
+    _c("metric", STR, "Metric name without its unit, e.g. 'SMs Active', 'DRAM Read Bandwidth'.", NSYS),
+    _c("unit", STR, "The unit in the metric's name: 'Throughput %' (percent of the peak sustained rate), "
+                    "'Avg', 'Avg Warps per Cycle'; 'Hz' for the clocks (named '[MHz]' in the export, whose "
+                    "values are the per-second counts before the metric set's 1e-6 multiplier).", NSYS),
+    _c("value", F64, "The sample's value in that unit.", NSYS),
+)
+
+_table(
     "os_runtime_calls",
     "OS runtime library calls (nsys OSRT_API).",
     *_interval("call"),

@@ -1,0 +1,126 @@
+"""GPU hardware metrics (issue #31 item 1), against the recording tests/recorded/record_gpu_metrics.py
+made on an H100 under `nsys profile --gpu-metrics-devices=0 --gpu-metrics-frequency=5000`: per step
+and phase, the bytes and FLOPs the script's ops must move or do, timed with CUDA events
+(nsys-2025.3.1_gpu-metrics_h100_truth.json). The export's own GPU_METRICS rows, counted with sqlite3,
+are the truth of the ingest; exports without metrics (the repo's sample lake, every shared export in
+the corpus tier) give empty views and no error."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import sqlite3
+
+import pytest
+from conftest import REPO
+
+RECORDED = REPO / "tests" / "recorded"
+STEM = "nsys-2025.3.1_gpu-metrics_h100"
+TRUTH = json.loads((RECORDED / f"{STEM}_truth.json").read_text())
+VIEWS = ("gpu_metrics", "gpu_metric_samples", "nvtx_gpu_metrics", "nvtx_range_gpu_metrics", "kernel_gpu_metrics",
+         "step_gpu_metrics", "finding_memory_bound", "finding_tensor_cores_idle", "finding_pcie_bound_copies")
+
+
+@pytest.fixture(scope="module")
+def con(tmp_path_factory):
+    from tracelake.analysis.cli import main
+    from tracelake.analysis.database import connect
+
+    lake = tmp_path_factory.mktemp("gpu_metrics") / "lake"
+    assert main(["ingest", str(RECORDED / f"{STEM}.sqlite.gz"), "--lake", str(lake), "--quiet"]) == 0
+    db = connect(lake)
+    yield db
+    db.close()
+
+
+def phases(con) -> list[tuple]:
+    """(truth row, measured row) per step and phase: the phase's n-th range is step n's."""
+    measured = con.execute(
+        "SELECT substr(range, 2) AS phase, row_number() OVER (PARTITION BY range ORDER BY start_ns) - 1 AS step, "
+        "duration_ns, tensor_active_pct, dram_read_gb_per_s + dram_write_gb_per_s, pcie_rx_gb_per_s, "
+        "pcie_tx_gb_per_s, dram_peak_gb_per_s FROM nvtx_range_gpu_metrics").fetchall()
+    by_key = {(m[0], m[1]): m for m in measured}
+    return [(t, by_key[t["phase"], t["step"]]) for t in TRUTH["phases"]]
+
+
+def test_every_sample_is_ingested(con, tmp_path):
+    local = tmp_path / "export.sqlite"
+    with gzip.open(RECORDED / f"{STEM}.sqlite.gz") as src, open(local, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    db = sqlite3.connect(local)
+    expected = db.execute("SELECT m.metricName, count(*), sum(g.value) FROM GPU_METRICS g JOIN TARGET_INFO_GPU_METRICS m "
+                          "USING (typeId, metricId) GROUP BY 1").fetchall()
+    db.close()
+    got = con.execute("SELECT metric || ' [' || CASE unit WHEN 'Hz' THEN 'MHz' ELSE unit END || ']', count(*), "
+                      "CAST(sum(value) AS BIGINT) FROM gpu_metrics WHERE device_id = 0 GROUP BY 1").fetchall()
+    assert sorted(got) == sorted(expected)
+    assert len(expected) == 22
+
+
+def test_phase_windows_are_the_event_timed_phases(con):
+    for t, m in phases(con):
+        assert m[2] / 1e6 == pytest.approx(t["event_ms"], rel=0.02), t
+
+
+def test_dram_bandwidth_of_the_streaming_phase_matches_its_bytes(con):
+    copies = [(t, m) for t, m in phases(con) if t["phase"] == "stream_copy"]
+    assert len(copies) == 4
+    for t, m in copies:
+        truth_gb_per_s = t["bytes"] / (t["event_ms"] * 1e6)
+        assert m[4] == pytest.approx(truth_gb_per_s, rel=0.10), t
+        assert m[7] == pytest.approx(3352.32)  # TARGET_INFO_GPU.memoryBandwidth of the H100 80GB HBM3
+
+
+def test_pcie_rates_of_the_pinned_copies_match_their_bytes(con):
+    for t, m in phases(con):
+        truth_gb_per_s = t["bytes"] / (t["event_ms"] * 1e6)
+        if t["phase"] == "h2d":
+            assert m[5] == pytest.approx(truth_gb_per_s, rel=0.10), t
+            assert m[6] < 0.2 * m[5]
+        if t["phase"] == "d2h":
+            assert m[6] == pytest.approx(truth_gb_per_s, rel=0.10), t
+            assert m[5] < 0.2 * m[6]
+
+
+def test_tensor_cores_busy_in_bf16_gemms_idle_elsewhere(con):
+    for t, m in phases(con):
+        if t["phase"] == "gemm_bf16":
+            assert m[3] > 80, t
+        else:  # fp32 GEMM with TF32 off runs on the FMA units; copies use no SM math at all
+            assert m[3] < 2, t
+
+
+def test_step_and_kernel_metrics(con):
+    steps = con.execute("SELECT step, tensor_active_pct FROM step_gpu_metrics ORDER BY step_index").fetchall()
+    assert [s for s, _ in steps] == [f":step {i}" for i in range(4)]
+    # each step is a quarter bf16 GEMM time: its Tensor activity is the GEMM phase's diluted by the step
+    for step, tensor in steps:
+        gemm = [(t, m) for t, m in phases(con) if t["phase"] == "gemm_bf16" and f":step {t['step']}" == step]
+        (t, m), = gemm
+        step_ns = con.execute("SELECT duration_ns FROM step_gpu_metrics WHERE step = ?", [step]).fetchone()[0]
+        assert tensor == pytest.approx(m[3] * m[2] / step_ns, rel=0.05)
+    kernels = dict(con.execute("SELECT name, tensor_active_pct FROM kernel_gpu_metrics").fetchall())
+    assert len(kernels) == 2
+    assert [v > 80 for k, v in sorted(kernels.items())] == [True, False]  # nvjet (bf16) vs sm80_xmma ffma
+
+
+def test_findings(con):
+    found = dict(con.execute("SELECT rule, string_agg(evidence, ' | ') FROM findings "
+                             "WHERE rule IN ('memory_bound', 'tensor_cores_idle', 'pcie_bound_copies') "
+                             "GROUP BY rule").fetchall())
+    assert set(found) == {"memory_bound", "tensor_cores_idle", "pcie_bound_copies"}
+    assert "stream_copy" in found["memory_bound"] and "gemm" not in found["memory_bound"]
+    assert "ffma" in found["tensor_cores_idle"] and "nvjet" not in found["tensor_cores_idle"]
+    assert "Host-to-Device" in found["pcie_bound_copies"] and "Device-to-Host" in found["pcie_bound_copies"]
+
+
+def test_exports_without_metrics_give_empty_views(sample_con):
+    for view in VIEWS:
+        assert sample_con.execute(f"SELECT count(*) FROM {view}").fetchone()[0] == 0, view
+
+
+@pytest.mark.corpus
+def test_no_shared_export_has_metrics(corpus_con):
+    for view in VIEWS:
+        assert corpus_con.execute(f"SELECT count(*) FROM {view}").fetchone()[0] == 0, view
