@@ -158,3 +158,12 @@ def collective_bandwidth(frame: pl.DataFrame) -> alt.Chart:
         y=alt.Y("busbw_gb_per_s:Q", title="bus bandwidth (GB/s)"),
         color=alt.Color("dtype:N", title="type"),
     ).properties(width=240, height=160).facet(facet=alt.Facet("operation:N", title=None), columns=3)
+
+
+def gpu_metrics_over_time(frame: pl.DataFrame) -> alt.Chart:
+    """frame: t_ms, metric, pct: a line per metric through one step."""
+    return alt.Chart(frame).mark_line(interpolate="step-after").encode(
+        x=alt.X("t_ms:Q", title="time since the trace's start (ms)", scale=alt.Scale(zero=False, nice=False)),
+        y=alt.Y("pct:Q", title="% of peak", scale=alt.Scale(domain=[0, 100], clamp=True)),
+        color=alt.Color("metric:N", title=None, sort=None),
+    ).properties(width=_WIDTH, height=180)

@@ -124,3 +124,27 @@ def test_exports_without_metrics_give_empty_views(sample_con):
 def test_no_shared_export_has_metrics(corpus_con):
     for view in VIEWS:
         assert corpus_con.execute(f"SELECT count(*) FROM {view}").fetchone()[0] == 0, view
+
+
+def test_page_shows_the_metrics_of_a_steady_step_and_per_range(con):
+    con = con.cursor()
+    import page_reader
+    from tracelake.reports import trace_charts
+    from tracelake.reports.render import trace_page
+
+    ((trace_id,),) = con.execute("SELECT trace_id FROM traces").fetchall()
+    page = page_reader.read(trace_page(con, trace_id, version="test").html)
+    fig = trace_charts.figure(con, trace_id, "gpu_metrics")
+    table = page.figures["gpu_metrics"]
+    assert table.headers == [c.header for c in fig.columns]
+    assert len(table.rows) == fig.rows.height == 50 * 5  # 50 slices x SMs, Tensor, DRAM, PCIe rx, tx
+    spec = fig.chart.to_dict(validate=False)
+    drawn = sorted(repr((r["metric"], r["t_ms"], r["pct"])) for d in spec["datasets"].values() for r in d)
+    assert drawn == sorted(repr((r["metric"], r["t_ms"], r["pct"])) for r in fig.rows.iter_rows(named=True))
+    # the first steady step is step 0; its stream_copy phase holds slices at ~90 % of the DRAM peak
+    dram = [float(cells[3].value) for cells in table.rows if cells[0].text == "DRAM read + write"]
+    assert max(dram) == pytest.approx(89.6, abs=3)
+    ranges = [t for t in page.tables["gpu_metrics"] if t.headers and t.headers[0] == "NVTX range"]
+    (ranges,) = ranges
+    shown = {cells[0].text: cells for cells in ranges.rows}
+    assert set(shown) == {f":step {i}" for i in range(4)} | {":gemm_bf16", ":gemm_fp32", ":stream_copy", ":h2d", ":d2h"}

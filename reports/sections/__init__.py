@@ -12,6 +12,7 @@ from . import (
     collectives,
     critical_path,
     findings,
+    gpu_metrics,
     graphs,
     idle,
     memcpy,
@@ -28,7 +29,7 @@ from . import (
 )
 
 SECTIONS = [summary, ranks, findings, utilization, time_breakdown, steps, critical_path, top_kernels, occupancy,
-            operators, memcpy, idle, collectives, graphs, memory, calling_context, api, nvtx]
+            gpu_metrics, operators, memcpy, idle, collectives, graphs, memory, calling_context, api, nvtx]
 
 
 def views() -> list[str]:
