@@ -23,6 +23,7 @@ _ENV = jinja2.Environment(
     autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
     undefined=jinja2.StrictUndefined,
 )
+_ENV.filters["raw"] = theme.raw
 _ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gbps, size=theme.size, gib=theme.gib,
                     short=theme.short, when=theme.when)
 

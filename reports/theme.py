@@ -109,3 +109,14 @@ def when(epoch_ns) -> str:
     import datetime
 
     return datetime.datetime.fromtimestamp(epoch_ns / 1e9, datetime.UTC).strftime("%Y-%m-%d %H:%M")
+
+
+def raw(value) -> str:
+    """A number as a data-value attribute holds it: integers exactly, floats to 12 significant
+    digits (the last bits of a float sum depend on the order its rows were added in, which
+    depends on what else the database holds); '' for none."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.12g}"
+    return str(value)

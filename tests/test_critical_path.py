@@ -294,6 +294,7 @@ def test_repeated_path_lengths_equal_the_full_walk():
 
 
 def test_report_shows_the_path_and_the_whatif(tiny_lake):
+    from markupsafe import escape
     from tracelake.reports.render import trace_report
 
     [(trace_id,)] = tiny_lake.sql("SELECT trace_id FROM traces WHERE trace_id LIKE 'tiny-sync%'").fetchall()
@@ -307,5 +308,6 @@ def test_report_shows_the_path_and_the_whatif(tiny_lake):
         ("GPU compute 2x faster", 88_000, 58_000)]
     assert all(r["definition"] for r in rows)
     html = trace_report(tiny_lake, trace_id, version="test", whatif=rows)
-    assert "<h2>Critical path</h2>" in html and "<h2>Critical path per step</h2>" in html
+    assert 'data-section="critical_path"' in html and '<figure data-chart="critical_path">' in html
     assert "GPU compute 2x faster" in html and "bound by" in html
+    assert all(str(escape(r["definition"])) in html for r in rows)  # each scenario says what it removes

@@ -7,21 +7,30 @@ exactly the rows the chart draws."""
 from __future__ import annotations
 
 import gzip
-import json
 import statistics
 from pathlib import Path
 
+import orjson
 import page_reader
 import pytest
 from conftest import DATA, corpus_files, ids
 from nsys_oracle import read_oracle
 from tracelake.analysis.database import ScopedDatabase
-from tracelake.reports import trace_charts
+from tracelake.analysis.report_views import shared_views
+from tracelake.reports import data, trace_charts
 from tracelake.reports.render import trace_page
 
 
 def _read(con, trace_id: str) -> page_reader.Page:
     return page_reader.read(trace_page(con, trace_id, version="test").html)
+
+
+def _read_scoped(db: ScopedDatabase, trace_id: str) -> page_reader.Page:
+    """The page as the report job renders it: a database of the trace alone, the shared views
+    evaluated once (without that, every section evaluates the views under it again)."""
+    con = db.load([trace_id])
+    with data.frozen(con, shared_views()):
+        return _read(con, trace_id)
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +149,7 @@ def _profiler_steps_ns(path: Path) -> list[int]:
     microseconds with three decimals)."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as f:
-        events = json.load(f)
+        events = orjson.loads(f.read())
     events = events["traceEvents"] if isinstance(events, dict) else events
     steps = [e for e in events if e.get("ph") == "X" and e.get("cat") == "user_annotation"
              and str(e.get("name", "")).startswith("ProfilerStep#")]
@@ -174,7 +183,7 @@ def test_top_kernel_is_nvidias_on_every_shared_export(export, corpus, corpus_lak
                                                  [export.name]).fetchall()
     db = ScopedDatabase(corpus_lake)
     try:
-        page = _read(db.load([trace_id]), trace_id)
+        page = _read_scoped(db, trace_id)
     finally:
         db.close()
     if not oracle:
@@ -203,7 +212,7 @@ def test_median_step_on_corpus_pytorch_traces(corpus, corpus_lake, _corpus_db):
         for trace_id, name, _ in traces:
             if name not in paths:
                 continue
-            page = _read(db.load([trace_id]), trace_id)
+            page = _read_scoped(db, trace_id)
             checked += _assert_median_step_is_the_profiler_steps(db.con, page, trace_id, paths[name])
     finally:
         db.close()

@@ -18,7 +18,7 @@ def rows(page: Page) -> pl.DataFrame:
     """Node rectangles of the 'stack' tree, children inside their parent: depth, x0, x1 (% of the
     root), label, kind."""
     return page.sql("""SELECT depth, x0, x1, label, kind FROM callctx_icicle WHERE trace_id = $trace
-                       ORDER BY depth, x0""")
+                       ORDER BY depth, x0, label, kind""")
 
 
 def figure(page: Page) -> Figure | None:
