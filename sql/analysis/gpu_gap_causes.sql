@@ -7,8 +7,9 @@
 -- time, or no launch call recorded: the GPU waited on something else), or 'in_graph'
 -- (the operations before and after the gap belong to one CUDA graph replay).
 -- host_activity says what the launching thread was doing when the gap began: the API
--- call in progress (e.g. cudaStreamSynchronize), else the last operator or range that
--- started before the gap and still ran at its start.
+-- call in progress (e.g. cudaStreamSynchronize), else the innermost operator or range
+-- that still ran at its start (found from the last one that started before it, walking
+-- out through the ranges enclosing it).
 -- gpu_gap_causes: the same for gaps longer than 100 us.
 --
 -- depends: gpu_gaps, gpu_ops, api, cpu_ops, annotations, idle_cause, graph_launches
@@ -27,7 +28,7 @@
 -- @column cause            'host_wait', 'kernel_wait', 'other' or 'in_graph' (idle_cause).
 -- @column host_activity    What the launching thread was doing at the gap start (NULL if nothing recorded).
 CREATE OR REPLACE MACRO gpu_gap_causes_over(min_ns) AS TABLE
-WITH gaps AS (
+WITH RECURSIVE gaps AS (
     SELECT trace_id, pid, device_id, start_ns, end_ns, duration_ns FROM gpu_gaps_over(min_ns)
 ),
 ended_by AS (
@@ -60,14 +61,36 @@ in_api AS (
     ASOF LEFT JOIN api a
       ON a.trace_id = l.trace_id AND a.pid = l.pid AND a.tid = l.tid AND a.start_ns <= l.start_ns
 ),
+host_spans AS (
+    -- operators and CPU ranges, each with its innermost enclosing one of the same kind and thread
+    SELECT trace_id, pid, tid, 'op' AS kind, op_id AS id, parent_op_id AS parent_id, start_ns, end_ns, name
+    FROM cpu_ops
+    UNION ALL
+    SELECT trace_id, pid, tid, 'range', annotation_id, parent_id, start_ns, end_ns, name
+    FROM annotations WHERE NOT is_gpu
+),
+last_started AS (
+    -- per kind, the last operator / range that started on the thread at or before the gap start
+    SELECT l.trace_id, l.pid, l.device_id, l.start_ns AS gap_ns, l.kind, c.id, c.parent_id,
+           c.start_ns, c.end_ns, c.name
+    FROM (SELECT l.*, k.kind FROM launched l CROSS JOIN (VALUES ('op'), ('range')) k(kind)) l
+    ASOF JOIN host_spans c
+      ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.kind = l.kind AND c.start_ns <= l.start_ns
+),
+enclosing AS (
+    -- it, or when it had ended by the gap start, its enclosing ones outwards (they nest)
+    SELECT * FROM last_started
+    UNION ALL
+    SELECT e.trace_id, e.pid, e.device_id, e.gap_ns, p.kind, p.id, p.parent_id, p.start_ns, p.end_ns, p.name
+    FROM enclosing e
+    JOIN host_spans p ON p.trace_id = e.trace_id AND p.pid = e.pid AND p.kind = e.kind AND p.id = e.parent_id
+    WHERE e.end_ns < e.gap_ns
+),
 in_op AS (
-    SELECT l.trace_id, l.pid, l.device_id, l.start_ns,
-           CASE WHEN c.end_ns >= l.start_ns THEN c.name END AS op_name
-    FROM launched l
-    ASOF LEFT JOIN (SELECT trace_id, pid, tid, start_ns, end_ns, name FROM cpu_ops
-                    UNION ALL
-                    SELECT trace_id, pid, tid, start_ns, end_ns, name FROM annotations WHERE NOT is_gpu) c
-      ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.start_ns <= l.start_ns
+    -- the innermost operator or range still running at the gap start
+    SELECT trace_id, pid, device_id, gap_ns AS start_ns, arg_max(name, start_ns) AS op_name
+    FROM enclosing WHERE end_ns >= gap_ns
+    GROUP BY ALL
 )
 SELECT l.trace_id, l.pid, l.device_id, l.start_ns, l.end_ns, l.duration_ns, l.next_op, l.next_category,
        l.launch_api, l.launch_start_ns - l.start_ns AS launch_delay_ns,
