@@ -36,6 +36,14 @@ CRITICAL_PATH_COLORS = {
     "gpu_compute": CATEGORY_COLORS["compute"],
 }
 
+# Host lanes of the step timeline (sql/analysis/timeline.sql): quiet tones, as the code above, and
+# synchronizations dark, where the host waits on the GPU.
+HOST_COLORS = {
+    "cpu_op": CODE_COLORS["op"],
+    "cuda_api": CODE_COLORS["native"],
+    "sync": "#2b2b2b",
+}
+
 # Why the GPU sat idle: the vocabulary of sql/base/idle_cause.sql (idle_breakdown, gpu_gap_causes).
 CAUSE_COLORS = {
     "host_wait": "#d35454",

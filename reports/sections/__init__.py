@@ -24,12 +24,13 @@ from . import (
     steps,
     summary,
     time_breakdown,
+    timeline,
     top_kernels,
     utilization,
 )
 
-SECTIONS = [summary, ranks, findings, utilization, time_breakdown, steps, critical_path, top_kernels, occupancy,
-            gpu_metrics, operators, memcpy, idle, collectives, graphs, memory, calling_context, api, nvtx]
+SECTIONS = [summary, ranks, findings, utilization, time_breakdown, steps, timeline, critical_path, top_kernels,
+            occupancy, gpu_metrics, operators, memcpy, idle, collectives, graphs, memory, calling_context, api, nvtx]
 
 
 def views() -> list[str]:

@@ -1,0 +1,104 @@
+"""One step on a timeline: the steady step of the page's process whose wall time is the median
+(steps, step_phases), with a lane per CPU thread that launched GPU work (its top-level operators,
+and its CUDA API calls), per GPU stream and for each GPU's idle gaps (by cause), the critical path
+along the top of its lanes, and the longest operations and gaps labelled. The rows come from
+sql/analysis/timeline.sql (timeline_rows), which merges operations shorter than a pixel into
+spans, so that a step of 10,000+ operations stays legible and small."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from .. import charts, theme
+from ..figure import Column, Figure
+from ..page import Page
+
+NAME = "timeline"
+TITLE = "One step on a timeline"
+VIEWS = ("steps", "step_phases", "largest_gpu_gaps", "critical_path")
+WIDTH = 700  # the plot's width in pixels: px_ns = the step's length / WIDTH
+LABELLED = 3  # the longest operations and the largest gaps labelled on the chart
+
+
+def median_step(page: Page) -> dict | None:
+    """The steady step of the page's process with the median wall time (the lower of the two
+    middle ones for an even count), with how many steady steps it was chosen from."""
+    if page.steady is None:
+        return None
+    steps = page.sql("""
+        SELECT s.step_index, s.step, s.start_ns, s.end_ns, s.wall_ns, s.rank
+        FROM steps s JOIN step_phases p USING (trace_id, pid, step_index)
+        WHERE s.trace_id = $trace AND s.pid = $pid AND p.phase = 'steady'
+        ORDER BY s.wall_ns, s.step_index""", {"pid": page.steady["pid"]}).to_dicts()
+    if not steps:
+        return None
+    step = steps[(len(steps) - 1) // 2]
+    return {**step, "pid": page.steady["pid"], "of": len(steps), "at_ns": step["start_ns"] - page.origin_ns}
+
+
+def lane_order(lanes: list[str]) -> list[str]:
+    """Threads first (each thread's operators, then its CUDA API calls), then each GPU: its
+    streams, then its idle lane."""
+    def key(lane: str):
+        words = lane.split()
+        if words[0] == "thread":
+            return (0, int(words[1]), len(words), 0)
+        device = int(words[1])
+        return (1, device, 1 if words[2] == "idle" else 0, int(words[3]) if words[3:] and words[3] != "?" else -1)
+    return sorted(set(lanes), key=key)
+
+
+def rows(page: Page, step: dict) -> pl.DataFrame:
+    """timeline_rows of the step at WIDTH pixels, times in ms since the step's start, with the
+    labels: K1.. on the longest operations, G1.. on the largest gaps."""
+    px_ns = max(1, (step["end_ns"] - step["start_ns"]) // WIDTH)
+    frame = page.sql("""
+        SELECT lane, layer, category, (start_ns - $t0) / 1e6 AS start_ms, (end_ns - $t0) / 1e6 AS end_ms,
+               (end_ns - start_ns) / 1e6 AS ms, ops, busy_ns / 1e6 AS busy_ms, name
+        FROM timeline_rows($trace, $pid, $t0, $t1, $px)
+        ORDER BY lane, start_ns, layer, end_ns""",
+                     {"pid": step["pid"], "t0": step["start_ns"], "t1": step["end_ns"], "px": px_ns})
+    if frame.is_empty():
+        return frame.with_columns(pl.lit(None, pl.String).alias("label"))
+    ranked = frame.with_row_index("_i")
+    longest = ranked.filter((pl.col("layer") == "operation") & pl.col("lane").str.contains(" stream ")).sort(
+        "ms", "_i", descending=[True, False]).head(LABELLED)
+    gaps = ranked.filter(pl.col("layer") == "gap").sort("ms", "_i", descending=[True, False]).head(LABELLED)
+    labels = {i: f"K{n + 1}" for n, i in enumerate(longest["_i"])} | {i: f"G{n + 1}" for n, i in enumerate(gaps["_i"])}
+    return ranked.with_columns(pl.col("_i").replace_strict(labels, default=None, return_dtype=pl.String)
+                               .alias("label")).drop("_i")
+
+
+COLUMNS = [Column("lane", "lane"), Column("layer", "mark"), Column("category", "category / cause"),
+           Column("start_ms", "start since the step's start", "ms"), Column("ms", "length", "ms"),
+           Column("ops", "operations", "count"), Column("busy_ms", "busy", "ms"), Column("name", "name"),
+           Column("label", "label")]
+
+
+def figure(page: Page, step: dict | None = None) -> Figure | None:
+    step = step or median_step(page)
+    if step is None:
+        return None
+    frame = rows(page, step)
+    if frame.is_empty():
+        return None
+    window_ms = (step["end_ns"] - step["start_ns"]) / 1e6
+    px_ns = max(1, (step["end_ns"] - step["start_ns"]) // WIDTH)
+    merged = frame.filter(pl.col("layer") == "span")
+    note = (f"{step['step']} (step #{step['step_index']}), the median wall time of the {step['of']:,} steady "
+            f"step{'s' if step['of'] != 1 else ''} of process {step['pid']}: {theme.ms(step['wall_ns'])}. "
+            f"One pixel is {theme.ms(px_ns)}: operations shorter than that are merged, per lane, into spans "
+            f"(lighter; {merged['ops'].sum() or 0:,} operations in {merged.height:,} spans); GPU gaps are drawn "
+            f"from 10 µs and one pixel. Black along the top of a lane: the critical path.")
+    return Figure("timeline", f"Timeline of {step['step']}", charts.step_timeline(
+        frame, lane_order(frame["lane"].to_list()), WIDTH, window_ms), frame, COLUMNS, note=note)
+
+
+def build(page: Page) -> dict | None:
+    step = median_step(page)
+    fig = figure(page, step) if step else None
+    if fig is None:
+        return None
+    labelled = fig.rows.filter(pl.col("label").is_not_null()).sort(
+        pl.col("label").str.slice(0, 1), pl.col("label").str.slice(1).cast(pl.Int32)).to_dicts()
+    return {"figure": fig, "step": step, "labelled": labelled}
