@@ -48,7 +48,7 @@ HOST_COLORS = {
 CAUSE_COLORS = {
     "host_wait": "#d35454",
     "kernel_wait": "#e0a030",
-    "other": "#8e44ad",
+    "other": "#17a589",  # not communication's purple: the step timeline shows both
     "in_graph": "#2e86c1",
 }
 

@@ -15,7 +15,7 @@ from ..page import Page
 
 NAME = "timeline"
 TITLE = "One step on a timeline"
-VIEWS = ("steps", "step_phases", "largest_gpu_gaps", "critical_path")
+VIEWS = ("steps", "step_phases", "largest_gpu_gaps", "critical_path", "rank_runs")
 WIDTH = 700  # the plot's width in pixels: px_ns = the step's length / WIDTH
 LABELLED = 3  # the longest operations and the largest gaps labelled on the chart
 
@@ -38,32 +38,55 @@ def median_step(page: Page) -> dict | None:
 
 def lane_order(lanes: list[str]) -> list[str]:
     """Threads first (each thread's operators, then its CUDA API calls), then each GPU: its
-    streams, then its idle lane."""
+    streams, then its idle lane; then the other ranks' GPUs, by rank."""
     def key(lane: str):
         words = lane.split()
         if words[0] == "thread":
             return (0, int(words[1]), len(words), 0)
+        if words[0] == "rank":
+            return (2, int(words[1]), int(words[3]), 0)
         device = int(words[1])
         return (1, device, 1 if words[2] == "idle" else 0, int(words[3]) if words[3:] and words[3] != "?" else -1)
     return sorted(set(lanes), key=key)
 
 
-def rows(page: Page, step: dict) -> pl.DataFrame:
-    """timeline_rows of the step at WIDTH pixels, times in ms since the step's start, with the
-    labels: K1.. on the longest operations, G1.. on the largest gaps."""
-    px_ns = max(1, (step["end_ns"] - step["start_ns"]) // WIDTH)
-    frame = page.sql("""
+def other_ranks(page: Page, step: dict) -> list[dict]:
+    """The same step (by name) of the other ranks of the page's run (rank_runs), in rank order."""
+    return page.sql("""
+        SELECT r.trace_id, r.rank, s.pid, s.start_ns, s.end_ns
+        FROM rank_runs me JOIN rank_runs r ON r.run_id = me.run_id AND r.trace_id <> me.trace_id
+        JOIN steps s ON s.trace_id = r.trace_id AND s.pid = r.pid AND s.step = $step
+        WHERE me.trace_id = $trace AND me.pid = $pid ORDER BY r.rank""",
+                    {"step": step["step"], "pid": step["pid"]}).to_dicts()
+
+
+def _rows(page: Page, trace_id: str, pid: int, t0: int, t1: int, px_ns: int) -> pl.DataFrame:
+    return page.sql("""
         SELECT lane, layer, category, (start_ns - $t0) / 1e6 AS start_ms, (end_ns - $t0) / 1e6 AS end_ms,
                (end_ns - start_ns) / 1e6 AS ms, ops, busy_ns / 1e6 AS busy_ms, name
         FROM timeline_rows($trace, $pid, $t0, $t1, $px)
-        ORDER BY lane, start_ns, layer, end_ns""",
-                     {"pid": step["pid"], "t0": step["start_ns"], "t1": step["end_ns"], "px": px_ns})
+        ORDER BY lane, start_ns, layer, end_ns""", {"trace": trace_id, "pid": pid, "t0": t0, "t1": t1, "px": px_ns})
+
+
+def rows(page: Page, step: dict, others: list[dict] | None = None) -> pl.DataFrame:
+    """timeline_rows of the step at WIDTH pixels, times in ms since the step's start, with the
+    labels: K1.. on the longest operations, G1.. on the largest gaps. Each other rank of the run
+    (others) adds a lane 'rank R GPU d' (its streams and idle gaps in one lane: the gaps are
+    where no stream runs), timed from its own start of the step."""
+    px_ns = max(1, (step["end_ns"] - step["start_ns"]) // WIDTH)
+    frame = _rows(page, page.trace_id, step["pid"], step["start_ns"], step["end_ns"], px_ns)
+    for r in others or []:
+        theirs = _rows(page, r["trace_id"], r["pid"], r["start_ns"], r["end_ns"], px_ns).filter(
+            pl.col("lane").str.starts_with("GPU") & (pl.col("layer") != "path"))
+        frame = pl.concat([frame, theirs.with_columns(
+            (f"rank {r['rank']} GPU " + pl.col("lane").str.split(" ").list.get(1)).alias("lane"))])
     if frame.is_empty():
         return frame.with_columns(pl.lit(None, pl.String).alias("label"))
     ranked = frame.with_row_index("_i")
+    own = ~pl.col("lane").str.starts_with("rank ")
     longest = ranked.filter((pl.col("layer") == "operation") & pl.col("lane").str.contains(" stream ")).sort(
         "ms", "_i", descending=[True, False]).head(LABELLED)
-    gaps = ranked.filter(pl.col("layer") == "gap").sort("ms", "_i", descending=[True, False]).head(LABELLED)
+    gaps = ranked.filter((pl.col("layer") == "gap") & own).sort("ms", "_i", descending=[True, False]).head(LABELLED)
     labels = {i: f"K{n + 1}" for n, i in enumerate(longest["_i"])} | {i: f"G{n + 1}" for n, i in enumerate(gaps["_i"])}
     return ranked.with_columns(pl.col("_i").replace_strict(labels, default=None, return_dtype=pl.String)
                                .alias("label")).drop("_i")
@@ -79,17 +102,19 @@ def figure(page: Page, step: dict | None = None) -> Figure | None:
     step = step or median_step(page)
     if step is None:
         return None
-    frame = rows(page, step)
+    others = other_ranks(page, step)
+    frame = rows(page, step, others)
     if frame.is_empty():
         return None
-    window_ms = (step["end_ns"] - step["start_ns"]) / 1e6
+    window_ms = max((s["end_ns"] - s["start_ns"]) / 1e6 for s in [step, *others])
     px_ns = max(1, (step["end_ns"] - step["start_ns"]) // WIDTH)
     merged = frame.filter(pl.col("layer") == "span")
-    note = (f"{step['step']} (step #{step['step_index']}), the median wall time of the {step['of']:,} steady "
-            f"step{'s' if step['of'] != 1 else ''} of process {step['pid']}: {theme.ms(step['wall_ns'])}. "
+    note = (f"{step['step']} (step #{step['step_index']}), the median wall time of the steady "
+            f"step{'s' if step['of'] != 1 else ''} ({step['of']:,}) of process {step['pid']}: {theme.ms(step['wall_ns'])}. "
             f"One pixel is {theme.ms(px_ns)}: operations shorter than that are merged, per lane, into spans "
             f"(lighter; {merged['ops'].sum() or 0:,} operations in {merged.height:,} spans); GPU gaps are drawn "
-            f"from 10 µs and one pixel. Black along the top of a lane: the critical path.")
+            f"from 10 µs and one pixel. Black along the top of a lane: the critical path."
+            + (f" The {len(others)} other ranks' GPUs: their {step['step']}, each from its own start." if others else ""))
     return Figure("timeline", f"Timeline of {step['step']}", charts.step_timeline(
         frame, lane_order(frame["lane"].to_list()), WIDTH, window_ms), frame, COLUMNS, note=note)
 
