@@ -97,6 +97,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stack: code that launched the work (default); nvtx: NVTX ranges / user annotations")
     s.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
 
+    s = sub.add_parser("export", help="write a trace with tracelake's analysis as a file Perfetto opens",
+                       description="Chrome trace-event JSON (Perfetto's UI and chrome://tracing open it): the "
+                                   "trace's events, plus tracks for its steps, critical path, GPU idle gaps by "
+                                   "cause, and its findings as instant events with their advice (docs/export.md).",
+                       epilog="Example: tracelake export rank0.pt.trace.json.gz -o rank0.perfetto.json.gz\n"
+                              "         tracelake export --lake lake/ rank0 -o rank0.perfetto.json")
+    s.add_argument("trace", metavar="TRACE", help="a trace file; with --lake, a trace id (or a unique prefix)")
+    s.add_argument("--lake", metavar="DIR", help="read the trace from this lake")
+    s.add_argument("--format", choices=["perfetto"], default="perfetto",
+                   help="perfetto: Chrome trace-event JSON (the default and only format)")
+    s.add_argument("-o", "--output", required=True, metavar="FILE", help="the file to write (.gz: compressed)")
+
     s = sub.add_parser("whatif", help="each step's critical path if some of its edges were shortened (CUDA graphs, ...)",
                        description="Re-run each step's longest path with some of its edges shortened (Holistic "
                                    "Trace Analysis' critical-path simulation). Without --scale: the standard "

@@ -249,6 +249,43 @@ def callctx(args) -> int:
     return EXIT_OK
 
 
+def export(args) -> int:
+    import tempfile
+
+    from .database import connect
+    from .ingest_job import ingest_paths
+    from .trace_export import write
+
+    def exported(con, trace_id: str) -> int:
+        n = write(con, trace_id, args.output)
+        say(f"{Path(args.output).resolve()} ({n:,} events of {trace_id})")
+        return EXIT_OK
+
+    if args.lake:
+        con = _open_lake(args.lake)
+        if con is None:
+            return EXIT_USAGE
+        try:
+            trace_id = _resolve_trace(con, args.trace)
+            return EXIT_USAGE if trace_id is None else exported(con, trace_id)
+        finally:
+            con.close()
+    if not Path(args.trace).is_file():
+        say(f"error  {args.trace}: no such file (a trace id needs --lake DIR)", err=True)
+        return EXIT_USAGE
+    with tempfile.TemporaryDirectory(prefix="tracelake-export-") as scratch:
+        outcomes = ingest_paths([args.trace], Path(scratch) / "lake", lambda o: None)
+        done = [o for o in outcomes if o.status == "ok"]
+        if not done:
+            say(f"error  {outcomes[0].error if outcomes else args.trace + ': not a trace'}", err=True)
+            return EXIT_SOME_FAILED
+        con = connect(Path(scratch) / "lake")
+        try:
+            return exported(con, done[0].trace_id)
+        finally:
+            con.close()
+
+
 def whatif(args) -> int:
     from . import critpath_whatif
     from .output import write_result
@@ -413,4 +450,4 @@ def mail(args) -> int:
 
 
 COMMANDS = {"ingest": ingest, "stats": stats, "sql": sql, "relink": relink, "compact": compact, "callctx": callctx,
-            "whatif": whatif, "run": run, "report": report, "mail": mail}
+            "whatif": whatif, "export": export, "run": run, "report": report, "mail": mail}

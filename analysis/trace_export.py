@@ -1,0 +1,33 @@
+"""`tracelake export --format perfetto`: one trace of the lake as a Chrome trace-event JSON file
+(sql/analysis/chrome_trace_events.sql: the original events plus tracelake's steps, critical path,
+GPU idle gaps by cause and findings), which Perfetto's UI and chrome://tracing open.
+
+Chrome JSON rather than Perfetto's protobuf: both viewers open it, PyTorch's profiler writes the
+same format (so tracelake reads its own export back: tests/test_trace_export.py), and it is
+written with DuckDB's to_json alone, no protobuf schema or dependency. The protobuf would be
+smaller and load faster in Perfetto; chrome://tracing cannot open it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+ANALYSIS_PID = 2147483647  # the process of tracelake's tracks (chrome_trace_events)
+
+
+def write(con, trace_id: str, out: str | Path) -> int:
+    """Write the trace's events to `out` (gzip-compressed when it ends in .gz); returns the number
+    of events written."""
+    lines = [r[0] for r in con.execute(
+        "SELECT event FROM chrome_trace_events(?) ORDER BY ts_ns", [trace_id]).fetchall()]
+    meta = con.execute("SELECT rank, world_size, distributed_backend, file_name FROM traces WHERE trace_id = ?",
+                       [trace_id]).fetchall()[0]
+    head = {"displayTimeUnit": "ms", "exportedBy": "tracelake", "sourceFile": meta[3]}
+    if meta[0] is not None:
+        head["distributedInfo"] = {"rank": meta[0], "world_size": meta[1], "backend": meta[2]}
+    text = json.dumps(head)[:-1] + ', "traceEvents": [\n' + ",\n".join(lines) + "\n]}\n"
+    data = text.encode()
+    out = Path(out)
+    out.write_bytes(gzip.compress(data, compresslevel=3) if out.suffix == ".gz" else data)
+    return len(lines)
