@@ -5,6 +5,7 @@
     lake = tracelake.open("lake/")                         # a read-only DuckDB connection, every view
     lake.sql("SELECT * FROM kernel_summary").pl()           # .df() for pandas, .to_arrow_table() for Arrow
     tracelake.charts.top_kernels(lake, "rank0")            # an Altair chart, shown inline
+    tracelake.export("lake/", "rank0-...", "rank0.perfetto.json.gz")  # open it in ui.perfetto.dev
 
 The public names are the ones in __all__; everything under tracelake.ingest / .analysis /
 .reports / .sql is internal and may change. This module imports nothing heavy: the worker
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from tracelake.analysis.ingest_job import FileOutcome
     from tracelake.analysis.run_job import RunSummary
 
-__all__ = ["open", "ingest", "run", "charts", "__version__"]
+__all__ = ["open", "ingest", "run", "export", "charts", "__version__"]
 
 
 def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracelake.open is the API's name
@@ -97,6 +98,23 @@ def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int |
         write_run_reports(out, summary.files, jobs=jobs, executor=executor, scheduler=scheduler)
     summary.seconds = time.perf_counter() - t0  # the whole run, reports included
     return summary
+
+
+def export(lake: str | Path, trace_id: str, out: str | Path, *, format: str = "perfetto") -> int:  # noqa: A002
+    """Write trace `trace_id` of the lake at `lake` to `out` as ``tracelake export`` does: Chrome
+    trace-event JSON (gzip-compressed when `out` ends in .gz) that Perfetto's UI and chrome://tracing
+    open, with the trace's events and tracelake's steps, critical path, GPU idle gaps by cause and
+    findings (docs/export.md). Returns the number of events written."""
+    if format != "perfetto":
+        raise ValueError(f"format {format!r}: only 'perfetto' (Chrome trace-event JSON) is written")
+    from tracelake.analysis.database import connect
+    from tracelake.analysis.trace_export import write
+
+    con = connect(lake, read_only=True)
+    try:
+        return write(con, trace_id, out)
+    finally:
+        con.close()
 
 
 def _paths(paths: str | Path | Iterable[str | Path]) -> list[str]:
