@@ -64,6 +64,24 @@ def build_parser() -> argparse.ArgumentParser:
                         "a column's name says its unit (total_ns, total_us, total_ms, total_s)")
     s.add_argument("--lake", metavar="DIR", help="ingest into this lake and keep it (default: a temporary one)")
 
+    s = sub.add_parser("diff", help="what changed between two traces or runs, why, and is it real (a CI gate)",
+                       description="Compare the steady-state step time of BASE and NEW (median, p90, spread; a change "
+                                   "within the step-to-step noise is said to be so) and list its causes, largest first, "
+                                   "in ns per steady step: kernels, operators, precision, host syncs, GPU idle, memory "
+                                   "copies, communication. Each side is a trace file, a folder of rank files (a run), "
+                                   "or with --lake a trace id, unique prefix or run id. Exit 1 when a --fail-if "
+                                   "condition holds, 2 on bad input (docs/diff.md).",
+                       epilog="Example: tracelake diff yesterday/ today/ --fail-if 'step_time > +5%' "
+                              "--fail-if 'kernel:* > +10%' --fail-if 'idle > +2ms'")
+    s.add_argument("base", metavar="BASE")
+    s.add_argument("new", metavar="NEW")
+    s.add_argument("--lake", metavar="DIR", help="read ids from (and ingest files into) this lake")
+    s.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    s.add_argument("--fail-if", action="append", metavar="EXPR",
+                   help="repeatable: METRIC OP VALUE, e.g. 'step_time > +5%%', 'kernel:* > +10%%', 'idle > +2ms', "
+                        "'sync > +500us' (metrics: step_time, p90, kernel, operator, precision, sync, idle, memcpy, "
+                        "communication; KIND:PATTERN matches cause names)")
+
     s = sub.add_parser("sql", help="run a SQL query on a lake",
                        description="Run one SQL query with every tracelake table and view available.",
                        epilog="Example: tracelake sql --lake lake/ \"SELECT name, count(*) FROM kernels GROUP BY 1\"")

@@ -449,5 +449,31 @@ def mail(args) -> int:
     return EXIT_OK
 
 
+def diff(args) -> int:
+    from . import diff_gate
+    from .diff import DiffInputError
+    from .diff import diff as compare
+    from .diff_output import as_csv, as_json, as_table
+    from .output import table_width
+
+    try:
+        conditions = [diff_gate.parse(text) for text in args.fail_if or []]
+        result = compare(args.base, args.new, lake=args.lake)
+    except (diff_gate.BadCondition, DiffInputError) as e:
+        say(f"error  {e}", err=True)
+        return EXIT_USAGE
+    if args.format == "json":
+        sys.stdout.write(as_json(result))
+    elif args.format == "csv":
+        as_csv(result, sys.stdout)
+    else:
+        sys.stdout.write(terminal_text(as_table(result, table_width(sys.stdout)))
+                         if sys.stdout.isatty() else as_table(result, None))
+    lines = [line for line in (diff_gate.fired(c, result) for c in conditions) if line]
+    for line in lines:
+        say(f"FAIL   {line}", err=True)
+    return EXIT_SOME_FAILED if lines else EXIT_OK
+
+
 COMMANDS = {"ingest": ingest, "stats": stats, "sql": sql, "relink": relink, "compact": compact, "callctx": callctx,
-            "whatif": whatif, "export": export, "run": run, "report": report, "mail": mail}
+            "whatif": whatif, "export": export, "run": run, "report": report, "mail": mail, "diff": diff}

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tracelake.analysis.ingest_job import FileOutcome
     from tracelake.analysis.run_job import RunSummary
 
-__all__ = ["open", "ingest", "run", "export", "charts", "__version__"]
+__all__ = ["open", "ingest", "run", "export", "diff", "charts", "__version__"]
 
 
 def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracelake.open is the API's name
@@ -115,6 +115,20 @@ def export(lake: str | Path, trace_id: str, out: str | Path, *, format: str = "p
         return write(con, trace_id, out)
     finally:
         con.close()
+
+
+def diff(base: str | Path, new: str | Path, lake: str | Path | None = None) -> dict:
+    """What changed between two traces or runs and why: the object of ``tracelake diff --format json``
+    (docs/diff.md). `base` and `new` are trace files, folders of rank files, or with `lake` trace ids
+    (or unique prefixes) or run ids of that lake. Keys: ``base``, ``new``, ``step_time_ns`` (``base``,
+    ``new``, ``change_ns``, ``change_pct``: medians of the steady steps), ``steps``, ``noise``,
+    ``causes`` (``kind``, ``name``, ``change_ns`` per steady step, ``evidence``; largest first),
+    ``explained_ns``, ``unexplained_ns``. ``polars.DataFrame(result["causes"])`` makes the causes a
+    frame. Raises ValueError (one line naming the file) on bad input.
+    """
+    from tracelake.analysis.diff import diff as compare
+
+    return compare(base, new, lake)
 
 
 def _paths(paths: str | Path | Iterable[str | Path]) -> list[str]:

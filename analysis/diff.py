@@ -1,0 +1,123 @@
+"""`tracelake diff BASE NEW`: what changed between two traces or runs, why, and is it real
+(docs/diff.md). Each side is a trace file, a folder of rank files (a run), or with a lake a
+trace id (or unique prefix) or a run id of rank_runs.
+
+The result is one dict (the `--format json` object): base, new, step_time_ns {base, new,
+change_ns, change_pct} (medians of the steady steps), steps (per side: count, median, p90, IQR,
+mean), noise (diff_noise.verdict), causes (diff_causes), explained_ns (their sum) and
+unexplained_ns (the change of the mean step time that no cause holds).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from . import diff_causes, diff_noise
+
+VIEWS = ("steady_steps", "steady_gpu_work", "steady_idle", "steady_syncs")
+
+
+class DiffInputError(ValueError):
+    """A side that cannot be diffed; the message is one line naming the file or id."""
+
+
+def diff(base: str | Path, new: str | Path, lake: str | Path | None = None) -> dict:
+    """Compare `base` with `new` (files, folders, or ids in `lake`); raises DiffInputError."""
+    from tracelake.ingest.schema import TABLES
+
+    from . import catalog
+
+    needed = catalog.reads(VIEWS, TABLES)
+    with tempfile.TemporaryDirectory(prefix="tracelake-diff-") as scratch:
+        where = Path(lake) if lake else Path(scratch) / "lake"
+        for arg in (base, new):  # before ingesting anything
+            if not lake and not os.path.exists(arg):
+                raise DiffInputError(f"{arg}: no such file or folder")
+        known = _lake_ids(where) if lake else {}
+        sides = [_side(str(arg), where, known, None if lake else needed) for arg in (base, new)]
+        con = _database(where, sides, needed, fresh=not lake)
+        try:
+            figures = [diff_causes.side_figures(con, ids) for ids in sides]
+        finally:
+            con.close()
+    for arg, f in zip((base, new), figures):
+        if not f["walls"]:
+            raise DiffInputError(f"{arg}: no steps found (no ProfilerStep/step ranges and no periodic GPU work)")
+    return result(str(base), str(new), *figures)
+
+
+def result(base_label: str, new_label: str, base: dict, new: dict) -> dict:
+    """The diff object of two sides' figures (diff_causes.side_figures)."""
+    sb, sn = diff_noise.step_stats(base["walls"]), diff_noise.step_stats(new["walls"])
+    change = sn.median_ns - sb.median_ns
+    causes = diff_causes.causes(base, new)
+    explained = sum(c["change_ns"] for c in causes)
+    return {
+        "base": base_label, "new": new_label,
+        "step_time_ns": {"base": round(sb.median_ns), "new": round(sn.median_ns), "change_ns": round(change),
+                         "change_pct": round(100 * change / sb.median_ns, 2) if sb.median_ns else None},
+        "steps": {"base": sb.as_dict(), "new": sn.as_dict()},
+        "noise": diff_noise.verdict(base["walls"], new["walls"]),
+        "causes": causes,
+        "explained_ns": explained,
+        "unexplained_ns": round(sn.mean_ns - sb.mean_ns - explained),
+    }
+
+
+def _side(arg: str, lake: Path, known: dict[str, list[str]], needed: set[str] | None) -> list[str]:
+    """The trace ids of one side: its files ingested into `lake`, or the lake's ids it names."""
+    if os.path.exists(arg):
+        from tracelake.ingest.discover import discover
+
+        from .ingest_job import ingest_paths
+
+        if not discover([arg]):
+            raise DiffInputError(f"{arg}: no trace files in this folder")
+        outcomes = ingest_paths([arg], lake, needed=needed)
+        bad = next((o for o in outcomes if o.status == "error"), None)
+        if bad:
+            raise DiffInputError(bad.error)
+        ids = sorted({o.trace_id for o in outcomes if o.status == "ok"})
+        if not ids:
+            raise DiffInputError(f"{arg}: no trace files in this folder")
+        return ids
+    if arg in known:
+        return known[arg]
+    matches = sorted({i for key, ids in known.items() if key.startswith(arg) for i in ids})
+    if len(matches) == 1:
+        return matches
+    raise DiffInputError(f"{arg}: no such file, and it names {len(matches)} traces of the lake {lake} "
+                         f"(a trace id, a unique prefix of one, or a run id)")
+
+
+def _lake_ids(lake: Path) -> dict[str, list[str]]:
+    """A lake's trace ids and run ids -> their trace ids (the lake index; rank_runs when a run has
+    several traces)."""
+    from tracelake.ingest import lake_layout
+
+    if not lake_layout.is_lake(lake):
+        raise DiffInputError(f"{lake}: not a tracelake lake (no traces/ folder)")
+    from .database import connect
+
+    con = connect(lake)
+    try:
+        rows = con.execute("SELECT trace_id FROM traces").fetchall()
+        known = {t: [t] for (t,) in rows}
+        for run_id, ids in con.execute("SELECT run_id, list_sort(list(DISTINCT trace_id)) FROM rank_runs "
+                                       "GROUP BY run_id HAVING count(DISTINCT trace_id) > 1").fetchall():
+            known[run_id] = ids
+    finally:
+        con.close()
+    return known
+
+
+def _database(lake: Path, sides: list[list[str]], needed: set[str], fresh: bool):
+    """A database of both sides' traces with the diff's views evaluated once."""
+    from . import derive
+    from .database import connect_scoped
+
+    con = connect_scoped(lake, sorted({t for ids in sides for t in ids}), needed if fresh else None)
+    derive.evaluate_once(con, needed)
+    return con

@@ -1,0 +1,134 @@
+"""The causes of a step-time change between two sides (`tracelake diff`, docs/diff.md).
+
+Each side is a list of trace ids. Its figures come from the per-trace views steady_steps,
+steady_gpu_work, steady_idle and steady_syncs (sql/analysis/), summed over the side's traces
+and divided by its number of steady steps (all ranks): ns per steady step, so that sides with
+different step counts compare, and causes add up to a change of the mean step time.
+
+A step's wall time is its GPU busy time plus its GPU idle time, so every nanosecond of GPU
+work and idle time is given to exactly one cause:
+- GPU work launched by an operator whose inputs changed dtype (same name and shapes on both
+  sides, or the only changed calls of that operator): 'precision';
+- GPU work of operator calls whose shapes exist on one side only: 'operator' (one cause per
+  operator name; the evidence lists the shapes);
+- the rest by operation name: kernels ('kernel', or 'precision' for a GEMM kernel that runs
+  on CUDA cores in fp32 and exists on one side only), communication kernels
+  ('communication'), copies and memsets ('memcpy', by direction and memory kind);
+- idle time by why the GPU waited (steady_idle): 'sync' when the host sat in a synchronizing
+  call, else 'idle'.
+Overlapping GPU work (several streams) is counted in each operation: that overlap, and the
+difference between the median and mean step, is what the causes leave unexplained.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+# A GEMM kernel that runs on CUDA cores in fp32 (FFMA), from its name: cuBLAS/CUTLASS 'sgemm',
+# xmma 'f32f32_f32f32 ... ffma'. A Tensor Core GEMM says hmma/wgmma/tf32/bf16/f16/nvjet.
+_FP32_GEMM = re.compile(r"sgemm|gemm.*ffma|ffma.*gemm", re.IGNORECASE)
+MIN_CAUSE_NS = 1000  # causes under 1 us per step are not listed (their sum stays in unexplained)
+
+
+def _in(ids: list[str]) -> str:
+    return "(" + ", ".join("'" + t.replace("'", "''") + "'" for t in ids) + ")"
+
+
+def side_figures(con, trace_ids: list[str]) -> dict:
+    """The side's steady steps (wall times) and its GPU work, idle time and syncs per step."""
+    where = f"trace_id IN {_in(trace_ids)}"
+    walls = [r[0] for r in con.execute(f"SELECT wall_ns FROM steady_steps WHERE {where} ORDER BY ALL").fetchall()]
+    n = max(len(walls), 1)
+    work = con.execute(f"SELECT op_class, name, memory, launcher, launcher_shapes, launcher_dtypes, "
+                       f"sum(calls), sum(duration_ns), sum(bytes) FROM steady_gpu_work WHERE {where} "
+                       f"GROUP BY ALL").fetchall()
+    idle = con.execute(f"SELECT kind, name, sum(gaps), sum(idle_ns) FROM steady_idle WHERE {where} "
+                       f"GROUP BY ALL").fetchall()
+    syncs = con.execute(f"SELECT name, sum(calls) FROM steady_syncs WHERE {where} GROUP BY ALL").fetchall()
+    return {"walls": walls, "steps": n,
+            "work": [(c, nm, mem, ln, sh, dt, calls / n, ns / n, (b or 0) / n)
+                     for c, nm, mem, ln, sh, dt, calls, ns, b in work],
+            "idle": {(k, nm): (gaps / n, ns / n) for k, nm, gaps, ns in idle},
+            "syncs": {nm: calls / n for nm, calls in syncs}}
+
+
+def _cause(kind: str, name: str, base: float, new: float, evidence: dict) -> dict:
+    return {"kind": kind, "name": name, "change_ns": round(new - base),
+            "evidence": {"base_ns_per_step": round(base), "new_ns_per_step": round(new), **evidence}}
+
+
+def _operator_groups(base_work, new_work) -> dict:
+    """row -> (kind, operator name) for the GPU work that a precision or operator cause takes."""
+    keys = {side: defaultdict(set) for side in ("base", "new")}
+    for side, work in (("base", base_work), ("new", new_work)):
+        for _c, _nm, _mem, ln, sh, dt, *_ in work:
+            if ln is not None and sh is not None:
+                keys[side][ln].add((sh, dt))
+    claims = {}
+    for op in keys["base"].keys() | keys["new"].keys():
+        b, n = keys["base"][op], keys["new"][op]
+        only_b, only_n = b - n, n - b
+        if not only_b and not only_n:
+            continue
+        shapes_b, shapes_n = {s for s, _ in only_b}, {s for s, _ in only_n}
+        dtypes_b, dtypes_n = {d for _, d in only_b}, {d for _, d in only_n}
+        both = shapes_b & shapes_n  # the same shapes at another dtype
+        claims.update({(op, *k): ("precision", op) for k in only_b | only_n if k[0] in both})
+        rest = {k for k in only_b | only_n if (op, k[0], k[1]) not in claims}
+        kind = "precision" if only_b and only_n and dtypes_b.isdisjoint(dtypes_n) else "operator"
+        claims.update({(op, sh, dt): (kind, op) for sh, dt in rest})
+    return claims
+
+
+def causes(base: dict, new: dict) -> list[dict]:
+    """The causes of the change from `base` to `new` (side_figures), largest |change_ns| first."""
+    claims = _operator_groups(base["work"], new["work"])
+    groups: dict[tuple, dict] = defaultdict(lambda: {"base": 0.0, "new": 0.0, "calls": [0.0, 0.0], "ops": set(),
+                                                      "bytes": [0.0, 0.0], "memory": ({}, {})})
+    for i, (side, work) in enumerate((("base", base["work"]), ("new", new["work"]))):
+        for op_class, name, memory, ln, sh, dt, calls, ns, nbytes in work:
+            claim = claims.get((ln, sh, dt))
+            if claim:
+                key = claim
+            elif op_class == "compute":
+                key = ("kernel", name)
+            elif op_class == "communication":
+                key = ("communication", name)
+            else:
+                key = ("memcpy", name)
+            g = groups[key]
+            g[side] += ns
+            g["calls"][i] += calls
+            g["bytes"][i] += nbytes
+            if memory:
+                g["memory"][i][memory] = g["memory"][i].get(memory, 0) + ns
+            if claim or ln is not None:
+                g["ops"].add((side, ln, sh, dt) if claim else (side, ln, None, None))
+    out = []
+    for (kind, name), g in groups.items():
+        if kind == "kernel" and _FP32_GEMM.search(name) and not (g["base"] and g["new"]):
+            kind = "precision"
+        ev = {"calls_per_step": [round(c, 2) for c in g["calls"]]}
+        if kind in ("precision", "operator"):
+            ev["launches"] = sorted({f"{s}: {ln} {sh or ''} {dt or ''}".strip() for s, ln, sh, dt in g["ops"]})
+        elif g["ops"]:
+            ev["launched_by"] = sorted({ln for _, ln, _, _ in g["ops"]})[:5]
+        if kind == "precision" and not g["ops"]:
+            ev["note"] = "fp32 GEMM on CUDA cores (no Tensor Cores), by its kernel name"
+        if kind == "memcpy":
+            ev["bytes_per_step"] = [round(b) for b in g["bytes"]]
+            ev["memory_ns_per_step"] = {m: [round(g["memory"][0].get(m, 0)), round(g["memory"][1].get(m, 0))]
+                                        for m in sorted(g["memory"][0].keys() | g["memory"][1].keys())}
+        out.append(_cause(kind, name, g["base"], g["new"], ev))
+    for kind, name in base["idle"].keys() | new["idle"].keys():
+        gb, b = base["idle"].get((kind, name), (0, 0))
+        gn, n = new["idle"].get((kind, name), (0, 0))
+        ev = {"gaps_over_10us_per_step": [round(gb, 2), round(gn, 2)]}
+        if kind == "sync":
+            counts = {s: [round(base["syncs"].get(s, 0), 2), round(new["syncs"].get(s, 0), 2)]
+                      for s in sorted(base["syncs"].keys() | new["syncs"].keys())}
+            ev["sync_calls_per_step"] = {s: c for s, c in counts.items() if s == name or c[0] != c[1]}
+        out.append(_cause(kind, name, b, n, ev))
+    out = [c for c in out if abs(c["change_ns"]) >= MIN_CAUSE_NS]
+    return sorted(out, key=lambda c: (-abs(c["change_ns"]), c["kind"], c["name"]))
