@@ -1,0 +1,189 @@
+"""`tracelake diff` against recorded truth (issue #30): tests/recorded/record_diff.py planted one
+cause per variant in a bf16 MLP training loop and timed it with CUDA events inside the recorded
+steps (diff_h100_truth.json); each variant was recorded under the PyTorch profiler and under
+Nsight Systems. The diff of base against each variant must find the step-time change (within
+10 % of the events' change of the median step, or the steps' spread), name the planted cause among its largest with
+about the events' cost, and call base against base (or a second recording of it) noise."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+from tracelake.analysis import diff_gate, diff_noise
+from tracelake.analysis.diff import DiffInputError, diff
+from tracelake.analysis.ingest_job import ingest_paths
+
+RECORDED = REPO / "tests" / "recorded"
+TRUTH = json.loads((RECORDED / "diff_h100_truth.json").read_text())
+FILES = {"torch": "torch-2.11_diff-{}_h100.pt.trace.json.gz", "nsys": "nsys-2025.3.1_diff-{}_h100.sqlite.gz"}
+VARIANTS = ["slow-kernel", "host-sync", "fp32-gemm", "pageable", "all"]
+
+
+def path(source: str, variant: str) -> str:
+    return str(RECORDED / FILES[source].format(variant))
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    """Every recording in one lake; the sides are named by trace id prefix."""
+    where = tmp_path_factory.mktemp("diff") / "lake"
+    outcomes = ingest_paths([path(s, v) for s in FILES for v in ["base", "base-repeat", *VARIANTS]], where)
+    assert all(o.status == "ok" for o in outcomes)
+    return where
+
+
+_cache: dict = {}
+
+
+def diffed(lake, source: str, base: str, new: str) -> dict:
+    key = (source, base, new)
+    if key not in _cache:
+        prefix = FILES[source].split("{")[0]
+        _cache[key] = diff(f"{prefix}{base}_h100-", f"{prefix}{new}_h100-", lake=lake)
+    return _cache[key]
+
+
+def _truth_change(source: str, variant: str, key: str) -> float:
+    return (TRUTH[source][variant][key + "_median"] - TRUTH[source]["base"][key + "_median"]) * 1e6
+
+
+@pytest.mark.parametrize("source", FILES)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_step_time_change_matches_the_events(lake, source, variant):
+    r = diffed(lake, source, "base", variant)
+    expected = _truth_change(source, variant, "step_ms")
+    # within 10 %, or within the steps' spread: the events time the GPU from the step's first
+    # launch to its last, not the host time between steps (ProfilerStep wall - event time was
+    # 0.11 to 0.27 ms per recording: slow-kernel's torch recording is 75 us off by that alone)
+    allowed = max(0.10 * expected, r["noise"]["spread_ns"])
+    assert abs(r["step_time_ns"]["change_ns"] - expected) <= allowed
+    assert not r["noise"]["within_noise"]
+    # the causes account for the change of the mean step, up to 2 %
+    mean_change = r["steps"]["new"]["mean_ns"] - r["steps"]["base"]["mean_ns"]
+    assert abs(r["unexplained_ns"]) < 0.02 * mean_change
+
+
+# planted cause -> (the kinds it may be reported as, a name test, the truth it costs)
+PLANTED = {
+    "slow_kernel": ({"operator", "kernel"}, lambda n: n == "aten::mm" or n.startswith("nvjet"), "gemm_ms"),
+    "fp32_gemm": ({"precision"}, lambda n: n == "aten::mm" or "f32f32" in n, "gemm_ms"),
+    "host_sync": ({"sync"}, lambda n: n == "cudaStreamSynchronize", "drain_ms"),
+    "pageable": ({"memcpy"}, lambda n: n == "Memcpy HtoD", "copy_ms"),
+}
+
+
+@pytest.mark.parametrize("source", FILES)
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_planted_cause_is_among_the_top_causes(lake, source, variant):
+    r = diffed(lake, source, "base", variant)
+    planted = TRUTH[source][variant]["causes"]
+    if {"slow_kernel", "fp32_gemm"} <= set(planted):
+        planted = [c for c in planted if c != "slow_kernel"]  # the same GEMM: one precision cause
+    top = r["causes"][: len(planted) + 2]
+    for cause in planted:
+        kinds, named, key = PLANTED[cause]
+        found = [c for c in top if c["kind"] in kinds and named(c["name"])]
+        assert found, f"{cause} not among {[(c['kind'], c['name']) for c in top]}"
+        # its cost, per step, is about the events' (the host sync's: the GPU's drain before the optimizer)
+        assert found[0]["change_ns"] == pytest.approx(_truth_change(source, variant, key), rel=0.25)
+
+
+@pytest.mark.parametrize("source", FILES)
+@pytest.mark.parametrize("other", ["base", "base-repeat"])
+def test_base_against_base_is_within_noise(lake, source, other):
+    r = diffed(lake, source, "base", other)
+    assert r["noise"]["within_noise"]
+    assert all(abs(c["change_ns"]) < r["noise"]["spread_ns"] for c in r["causes"])
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", "diff", *map(str, args)],
+                          cwd=REPO, capture_output=True, text=True)
+
+
+GATE = ["--fail-if", "step_time > +5%", "--fail-if", "kernel:* > +10%", "--fail-if", "idle > +2ms",
+        "--fail-if", "sync > +500us", "--fail-if", "memcpy > +10%"]
+
+
+def test_cli_base_against_repeat_passes_the_gate():
+    done = cli(path("torch", "base"), path("torch", "base-repeat"), *GATE)
+    assert done.returncode == 0, done.stderr
+    assert "within noise" in done.stdout and done.stderr == ""
+
+
+def test_cli_fails_with_one_line_per_condition(lake):
+    done = cli("--lake", lake, "torch-2.11_diff-base_h100-", "torch-2.11_diff-all_h100-", *GATE, "--format", "json")
+    assert done.returncode == 1
+    fired = done.stderr.strip().splitlines()
+    assert [line.split(":")[0] for line in fired] == ["FAIL   step_time > +5%", "FAIL   sync > +500us",
+                                                      "FAIL   memcpy > +10%"]
+    # stdout holds exactly the JSON object, the same as the Python API's
+    assert json.loads(done.stdout) == json.loads(json.dumps(diffed(lake, "torch", "base", "all")))
+
+
+def test_json_object_has_the_issue_keys(lake):
+    r = diffed(lake, "nsys", "base", "host-sync")
+    assert {"base", "new", "step_time_ns", "causes"} <= r.keys()
+    assert set(r["step_time_ns"]) == {"base", "new", "change_ns", "change_pct"}
+    kinds = {"kernel", "operator", "precision", "sync", "idle", "memcpy", "communication", "memory"}
+    for c in r["causes"]:
+        assert set(c) == {"kind", "name", "change_ns", "evidence"} and c["kind"] in kinds
+    changes = [abs(c["change_ns"]) for c in r["causes"]]
+    assert changes == sorted(changes, reverse=True)
+    sync = r["causes"][0]
+    assert sync["evidence"]["sync_calls_per_step"]["cudaStreamSynchronize"] == [0, 1.0]
+
+
+def test_csv_has_a_row_per_cause():
+    done = cli(path("nsys", "base"), path("nsys", "pageable"), "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert rows[0]["kind"] == "step_time" and rows[-1]["kind"] == "unexplained"
+    assert rows[1]["kind"] == "memcpy" and rows[1]["name"] == "Memcpy HtoD"
+    assert json.loads(rows[1]["evidence"])["memory_ns_per_step"].keys() == {"pageable -> device",
+                                                                             "pinned -> device"}
+
+
+@pytest.mark.parametrize("args, says", [
+    (["missing.json", "other.json"], "missing.json: no such file or folder"),
+    ([RECORDED / "record_diff.py", RECORDED / "record_diff.sh"], "record_diff.py: unknown format"),
+    ([RECORDED / FILES["torch"].format("base")] * 2 + ["--fail-if", "step_time > 5"], "not METRIC OP VALUE"),
+    ([RECORDED / FILES["torch"].format("base")] * 2 + ["--fail-if", "latency > 5%"], "unknown metric"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, says):
+    done = cli(*args)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and says in done.stderr and "Traceback" not in done.stderr
+
+
+def test_api_raises_value_error_naming_the_file():
+    import tracelake
+
+    with pytest.raises(ValueError, match="nothing-here"):
+        tracelake.diff("nothing-here", path("torch", "base"))
+    assert issubclass(DiffInputError, ValueError)
+
+
+def test_mann_whitney_p_values():
+    # scipy.stats.mannwhitneyu(a, b, method='asymptotic') gives these
+    assert diff_noise.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(0.012186, abs=1e-6)
+    assert diff_noise.mann_whitney_p([1, 2, 3], [1, 2, 3]) == 1.0
+
+
+def test_conditions_parse_and_fire():
+    c = diff_gate.parse("kernel:nvjet* >= -2.5ms")
+    assert (c.metric, c.pattern, c.op, c.value, c.percent) == ("kernel", "nvjet*", ">=", -2.5e6, False)
+    r = {"steps": {"base": {"median_ns": 100, "p90_ns": 100}, "new": {"median_ns": 110, "p90_ns": 110}},
+         "noise": {"within_noise": False, "spread_ns": 1},
+         "causes": [{"kind": "kernel", "name": "k", "change_ns": 10,
+                     "evidence": {"base_ns_per_step": 0, "new_ns_per_step": 10}}]}
+    assert diff_gate.fired(diff_gate.parse("step_time > +5%"), r)
+    assert not diff_gate.fired(diff_gate.parse("step_time > +10%"), r)
+    assert diff_gate.fired(diff_gate.parse("kernel:* > +10%"), r)  # appeared: +inf %
+    r["noise"]["within_noise"] = True
+    assert not diff_gate.fired(diff_gate.parse("step_time > +5%"), r)
