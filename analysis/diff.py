@@ -37,7 +37,7 @@ def diff(base: str | Path, new: str | Path, lake: str | Path | None = None) -> d
                 raise DiffInputError(f"{arg}: no such file or folder")
         known = _lake_ids(where) if lake else {}
         sides = [_side(str(arg), where, known, None if lake else needed) for arg in (base, new)]
-        con = _database(where, sides, needed, fresh=not lake)
+        con = _lake_database(where) if lake else _database(where, sides, needed)
         try:
             figures = [diff_causes.side_figures(con, ids) for ids in sides]
         finally:
@@ -88,36 +88,51 @@ def _side(arg: str, lake: Path, known: dict[str, list[str]], needed: set[str] | 
     matches = sorted({i for key, ids in known.items() if key.startswith(arg) for i in ids})
     if len(matches) == 1:
         return matches
+    runs = _run_ids(lake)
+    if arg in runs:
+        return runs[arg]
     raise DiffInputError(f"{arg}: no such file, and it names {len(matches)} traces of the lake {lake} "
                          f"(a trace id, a unique prefix of one, or a run id)")
 
 
 def _lake_ids(lake: Path) -> dict[str, list[str]]:
-    """A lake's trace ids and run ids -> their trace ids (the lake index; rank_runs when a run has
-    several traces)."""
+    """A lake's trace ids -> themselves (from its folders: no database opened)."""
     from tracelake.ingest import lake_layout
 
     if not lake_layout.is_lake(lake):
         raise DiffInputError(f"{lake}: not a tracelake lake (no traces/ folder)")
+    return {t: [t] for t in lake_layout.complete_trace_ids(lake)}
+
+
+def _run_ids(lake: Path) -> dict[str, list[str]]:
+    """The lake's runs of several traces (rank_runs) -> their trace ids."""
     from .database import connect
 
     con = connect(lake)
     try:
-        rows = con.execute("SELECT trace_id FROM traces").fetchall()
-        known = {t: [t] for (t,) in rows}
-        for run_id, ids in con.execute("SELECT run_id, list_sort(list(DISTINCT trace_id)) FROM rank_runs "
-                                       "GROUP BY run_id HAVING count(DISTINCT trace_id) > 1").fetchall():
-            known[run_id] = ids
+        return dict(con.execute("SELECT run_id, list_sort(list(DISTINCT trace_id)) FROM rank_runs "
+                                "GROUP BY run_id HAVING count(DISTINCT trace_id) > 1").fetchall())
     finally:
         con.close()
-    return known
 
 
-def _database(lake: Path, sides: list[list[str]], needed: set[str], fresh: bool):
-    """A database of both sides' traces with the diff's views evaluated once."""
+def _lake_database(lake: Path):
+    """The lake's database: the diff's views are materialized per trace, so they are scans of the
+    lake's partitions for just these traces (derived at ingest; `tracelake relink` derives them
+    for traces ingested before)."""
+    from .database import connect
+
+    return connect(lake)
+
+
+def _database(lake: Path, sides: list[list[str]], needed: set[str]):
+    """A throwaway lake's traces (only the tables the diff reads, no partitions derived) in memory,
+    with the views evaluated once."""
     from . import derive
     from .database import connect_scoped
 
-    con = connect_scoped(lake, sorted({t for ids in sides for t in ids}), needed if fresh else None)
+    con = connect_scoped(lake, sorted({t for ids in sides for t in ids}), needed)
     derive.evaluate_once(con, needed)
+    for view in VIEWS:  # each side reads them: evaluated once for both
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
     return con

@@ -5,6 +5,7 @@
 -- ('Memcpy HtoD'), the same for both sources, with the memory at each end beside.
 --
 -- depends: gpu_ops, memcpy, op_class_of, steady_steps, op_launches, op_calls
+-- materialize: per trace
 --
 -- @column trace_id         Trace.
 -- @column pid              Process.

@@ -10,6 +10,7 @@
 --   'idle'  else; name says why: 'data loading' (a DataLoader iteration), else the cause.
 --
 -- depends: gpu_gap_causes_over, steady_steps
+-- materialize: per trace
 --
 -- @column trace_id       Trace.
 -- @column pid            Process.

@@ -3,6 +3,7 @@
 -- and the per-step figures compare.
 --
 -- depends: steps, step_phases
+-- materialize: per trace
 --
 -- @column trace_id          Trace.
 -- @column rank              Distributed rank (NULL when unknown).

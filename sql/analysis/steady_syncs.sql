@@ -5,6 +5,7 @@
 -- steady step it starts in. The evidence of `tracelake diff`'s sync causes.
 --
 -- depends: api, op_calls, steady_steps
+-- materialize: per trace
 --
 -- @column trace_id     Trace.
 -- @column pid          Process.
