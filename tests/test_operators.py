@@ -19,6 +19,8 @@ RECORDED = REPO / "tests" / "recorded"
 GPT = "torch-2.11_gpt-train-bf16-sdpa_h100"
 RESNET = "torch-2.11_resnet50-train-bf16-channels-last-shapes_h100"
 ODD = "torch-2.11_ops-odd-sizes_h100"
+# the RESNET program under `nsys profile --pytorch=autograd-shapes-nvtx`, then odd convolutions
+NSYS_RESNET = "nsys-2025.3.1_resnet50-train-bf16-shapes_h100"
 
 
 # --- golden: FlopCounterMode ---------------------------------------------------------------------
@@ -29,6 +31,7 @@ def recorded_con(tmp_path_factory):
 
     lake = tmp_path_factory.mktemp("ops") / "lake"
     files = [str(RECORDED / f"{name}.pt.trace.json.gz") for name in (GPT, RESNET, ODD)]
+    files.append(str(RECORDED / f"{NSYS_RESNET}.sqlite.gz"))
     assert main(["ingest", *files, "--lake", str(lake), "--quiet"]) == 0
     con = connect(lake)
     yield con
@@ -60,18 +63,23 @@ def test_flops_per_step_and_operator_equal_flop_counter_mode(recorded_con, name,
         assert per_op == truth, step
 
 
-def test_flops_per_region_equal_flop_counter_mode(recorded_con):
-    rows = recorded_con.execute("""
+def _flops_by_region(con, name: str) -> dict[str, dict[str, int]]:
+    rows = con.execute("""
         SELECT a.name, replace(m.name, 'aten::', 'aten.'), sum(m.flops)
         FROM op_models m
         JOIN traces t USING (trace_id)
         JOIN annotations a ON a.trace_id = m.trace_id AND a.name LIKE 'region:%' AND NOT a.is_gpu
                           AND m.start_ns BETWEEN a.start_ns AND a.end_ns
         WHERE t.file_name LIKE ? || '%' AND m.flops IS NOT NULL
-        GROUP BY ALL""", [ODD]).fetchall()
+        GROUP BY ALL""", [name]).fetchall()
     measured: dict[str, dict[str, int]] = {}
     for region, op, flops in rows:
         measured.setdefault(region.removeprefix("region:"), {})[op] = int(flops)
+    return measured
+
+
+def test_flops_per_region_equal_flop_counter_mode(recorded_con):
+    measured = _flops_by_region(recorded_con, ODD)
     checked = 0
     for region, truth in _truth(ODD)["regions"].items():
         if "error" in truth:
@@ -83,6 +91,40 @@ def test_flops_per_region_equal_flop_counter_mode(recorded_con):
     # (q [4, 8, 512, 64], k and v [4, 2, 512, 64]: 2 x 4 x 8 x 512 x 512 x (64 + 64))
     assert measured["attention_gqa_bf16_forward"] == {
         "aten._scaled_dot_product_cudnn_attention": 2 * 4 * 8 * 512 * 512 * (64 + 64)}
+
+
+def test_nsight_conv_flops_from_the_data_flow_equal_flop_counter_mode(recorded_con):
+    # emit_nvtx ranges carry no stride, padding, transposed or output_mask: the convolutions' FLOPs
+    # come from the consumers' shapes and the consumed gradients (nvtx_conv_args). Truth:
+    # FlopCounterMode around one more step of the program (equal to the PyTorch recording's truth)
+    truth = _truth(NSYS_RESNET)["step"]
+    assert truth == _truth(RESNET)["step"]
+    assert truth["aten.convolution"] > 0 and truth["aten.convolution_backward"] > 0
+    nsys = _flops_by_step(recorded_con, NSYS_RESNET)
+    steps = sorted(s for s in nsys if s is not None)
+    assert len(steps) == 3  # NVTX 'step 0' (warm-up), 'step 1', 'step 2'
+    for step in steps:
+        assert nsys[step] == truth, step
+    # the same per step as the PyTorch trace of the program, category by category
+    def by_category(name: str) -> list[dict[str, int]]:
+        rows = recorded_con.execute("""
+            SELECT e.step, e.category, sum(e.flops)
+            FROM op_efficiency e JOIN traces t USING (trace_id)
+            WHERE t.file_name LIKE ? || '%' AND e.step IS NOT NULL AND e.flops IS NOT NULL
+            GROUP BY ALL""", [name]).fetchall()
+        steps: dict[str, dict[str, int]] = {}
+        for step, category, flops in rows:
+            steps.setdefault(step, {})[category] = int(flops)
+        return list(steps.values())
+
+    expected = {"conv": truth["aten.convolution"] + truth["aten.convolution_backward"],
+                "gemm": truth["aten.addmm"] + truth["aten.mm"]}
+    assert by_category(NSYS_RESNET) == [expected] * 3
+    assert by_category(RESNET) == [expected] * 2
+    # odd geometry: stride, dilation + groups, depthwise, transposed, 1x1 stride 2 without padding
+    regions = _truth(NSYS_RESNET)["regions"]
+    assert len(regions) == 5
+    assert _flops_by_region(recorded_con, NSYS_RESNET) == regions
 
 
 def test_tf32_roof_and_fp32_roof(recorded_con):

@@ -18,7 +18,10 @@
 -- count FLOPs; norms, softmax, elementwise operators and reductions count bytes only
 -- (flops NULL; FlopCounterMode counts none for them).
 --
--- depends: op_calls, op_category
+-- NVTX ranges record no scalar arguments: a convolution's transposed flag, output shape
+-- and output_mask come from the operator tree and the data flow instead (nvtx_conv_args).
+--
+-- depends: op_calls, op_category, nvtx_conv_args
 -- materialize: per trace
 --
 -- @column trace_id         Trace.
@@ -118,8 +121,10 @@ outermost AS (
 ),
 parsed AS (
     SELECT o.*, i['Input Dims'] AS d, i['Input type'] AS t, i['Concrete Inputs'] AS ci,
-           list_transform(i['Input type'], lambda x: dtype_bytes(x)) AS eb
+           list_transform(i['Input type'], lambda x: dtype_bytes(x)) AS eb,
+           a.transposed AS nvtx_transposed, a.output_shape AS nvtx_output_shape, a.output_mask AS nvtx_output_mask
     FROM (SELECT *, op_inputs(source, inputs_raw) AS i FROM outermost) o
+    LEFT JOIN nvtx_conv_args a ON o.source = 'nvtx' AND a.trace_id = o.trace_id AND a.op_id = o.op_id
 ),
 tensors AS (
     -- the tensor inputs (a dtype, or any shape when the source records no dtypes)
@@ -139,7 +144,8 @@ shaped AS (
                       WHEN 'addmm' THEN d[3] WHEN 'baddbmm' THEN d[3] END AS b,
            -- convolution: input, weight, bias (forward) / grad_output, input, weight (backward)
            CASE model WHEN 'conv_fwd' THEN 4 WHEN 'conv_bwd' THEN 5 END AS conv_args,
-           TRY_CAST(ci[CASE model WHEN 'conv_fwd' THEN 7 ELSE 8 END] AS BOOLEAN) AS transposed
+           coalesce(TRY_CAST(ci[CASE model WHEN 'conv_fwd' THEN 7 ELSE 8 END] AS BOOLEAN),
+                    nvtx_transposed) AS transposed
     FROM tensors
 ),
 conv AS (
@@ -151,13 +157,14 @@ conv AS (
            TRY_CAST(ci[conv_args + 2] AS BIGINT[]) AS dilation,
            TRY_CAST(ci[conv_args + 4] AS BIGINT[]) AS output_padding,
            TRY_CAST(ci[conv_args + 5] AS BIGINT) AS groups,
-           TRY_CAST(ci[11] AS BOOLEAN[]) AS output_mask
+           coalesce(TRY_CAST(ci[11] AS BOOLEAN[]), nvtx_output_mask) AS output_mask
     FROM shaped
 ),
 conv_out AS (
     SELECT *,
-           -- output spatial sizes of the forward convolution
-           CASE WHEN model = 'conv_fwd' AND transposed IS NOT NULL THEN
+           -- output spatial sizes of the forward convolution (NVTX: as its consumers saw them)
+           CASE WHEN model = 'conv_fwd' AND source = 'nvtx' THEN nvtx_output_shape[3:]
+                WHEN model = 'conv_fwd' AND transposed IS NOT NULL THEN
                list_transform(range(1, len(x) - 1), lambda i: CASE WHEN transposed
                    THEN (x[i + 2] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (w[i + 2] - 1)
                         + output_padding[i] + 1
@@ -201,7 +208,8 @@ SELECT trace_id, source, op_id, pid, tid, start_ns, end_ns, name, category, mode
                 WHEN 'aten::_scaled_dot_product_flash_attention_backward' THEN 12
                 WHEN 'aten::_scaled_dot_product_efficient_attention_backward' THEN 12
                 WHEN 'aten::_scaled_dot_product_cudnn_attention_backward' THEN 15 END] AS BOOLEAN) END AS is_causal,
-       -- convolutions need the scalar arguments (stride, padding, ...), which NVTX ranges lack
+       -- convolutions need the scalar arguments (stride, padding, ...), or for NVTX ranges
+       -- what nvtx_conv_args recovers of them
        CAST(CASE WHEN model NOT IN ('conv_fwd', 'conv_bwd') OR transposed IS NOT NULL THEN flops_raw END
             AS BIGINT) AS flops,
        CAST(CASE model

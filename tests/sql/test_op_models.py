@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from .conftest import given, load_sql, rows
-from .op_rows import BF, F8, F32, HALF, op, trace
+from .op_rows import BF, F8, F32, HALF, NVTX, W, X, conv_chain, nvtx_range, op, trace
 
 CASES = [
     # name, dims, types, concrete, flops, bytes
@@ -109,6 +109,25 @@ def test_nvtx_ranges_have_shapes_but_no_dtypes(con):
     given(con, "annotations", ["trace_id", "annotation_id", "pid", "tid", "start_ns", "end_ns", "name", "kind",
                                "is_gpu"], given_ranges)
     load_sql(con, "analysis/op_models.sql")
-    # conv needs stride and padding, which the ranges lack: NULL, not a guess
+    # conv needs stride and padding, which the ranges lack, or its output's shape, which no call
+    # consumed here: NULL, not a guess
     assert rows(con, "SELECT source, name, sequence_number, flops, bytes, dtype FROM op_models ORDER BY op_id") == [
         ("nvtx", "aten::mm", 3, 2 * 4 * 5 * 6, None, None), ("nvtx", "aten::convolution", None, None, None, None)]
+
+
+def test_nvtx_convolution_flops_from_the_data_flow(con):
+    # the grouped convolution of CASES (groups 2, stride 2, padding 1, dilation 2) and its backward,
+    # as emit_nvtx ranges: the output shape, transposed and output_mask from nvtx_conv_args
+    given(con, "annotations", NVTX, [
+        *conv_chain(10, 600, 0, seq=7),
+        nvtx_range(20, 650, "aten::batch_norm", [[2, 6, 4, 4], [6], [6]], [(600, 0), (92, 0), (93, 0)], 2000, 2100),
+        nvtx_range(100, 1000, "ConvolutionBackward0", [[2, 6, 4, 4]], [(99, 0)], 10_000, 11_000, seq=7, tid=2),
+        nvtx_range(101, 1001, "aten::convolution_backward", [[2, 6, 4, 4], X, W] + [[]] * 8,
+                   [(99, 0), (90, 0), (91, 0)] + [(0, -1)] * 8, 10_100, 10_900, parent=100, tid=2),
+        nvtx_range(102, 1002, "torch::autograd::AccumulateGrad", [W], [(1001, 1)], 11_100, 11_200, tid=2),
+    ])
+    load_sql(con, "analysis/op_models.sql")
+    # only grad_weight was consumed: FlopCounterMode's grad_weight term alone
+    assert rows(con, "SELECT op_id, name, model, flops, bytes FROM op_models WHERE category = 'conv' ORDER BY op_id") == [
+        (12, "aten::convolution", "conv_fwd", 2 * 2 * 16 * (6 * 2 * 9), None),
+        (101, "aten::convolution_backward", "conv_bwd", 2 * 2 * 4 * 6 * 9 * 16, None)]
