@@ -36,8 +36,9 @@ def test_reports_for_the_sample_lake(sample_reports):
         assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), "no network resources"
         assert page.stat().st_size < 2_000_000
     resnet = next(p for p in pages if "resnet50" in p.name).read_text()
-    charts = ("utilization", "time_breakdown", "top_kernels", "memcpy", "idle_gaps", "step_time", "critical_path",
-              "calling_context", "memory", "roofline")  # the sample ResNet-50 trace has record_shapes: a roofline
+    # the sample ResNet-50 trace has record_shapes: a roofline too
+    charts = ("utilization", "time_breakdown", "top_kernels", "memcpy", "idle_gaps", "step_time", "timeline",
+              "critical_path", "calling_context", "memory", "roofline")
     for section in ("summary", "findings", "utilization", "time_breakdown", "steps", "critical_path", "top_kernels",
                     "operators", "memcpy", "idle", "memory", "calling_context", "api"):
         assert f'data-section="{section}"' in resnet, section
@@ -54,7 +55,8 @@ def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
     """Pages render charts without Altair's schema validation (for speed): validate them here."""
     from tracelake.analysis.database import ScopedDatabase
     from tracelake.analysis.report_job import lake_path
-    from tracelake.reports import charts
+    from tracelake.analysis.report_views import shared_views
+    from tracelake.reports import charts, data
     from tracelake.reports.render import trace_report
 
     validated = []
@@ -68,7 +70,9 @@ def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
     db = ScopedDatabase(lake_path(sample_con))  # one, loaded trace after trace, as a report worker does
     try:
         for (trace_id,) in sample_con.sql("SELECT trace_id FROM traces").fetchall():
-            trace_report(db.load([trace_id]), trace_id, version="test")
+            con = db.load([trace_id])
+            with data.frozen(con, shared_views()):  # as the report job renders a page
+                trace_report(con, trace_id, version="test")
     finally:
         db.close()
     assert len(validated) >= 7 * 2
