@@ -40,6 +40,8 @@ def figure(page: Page) -> Figure | None:
 
 
 def build(page: Page) -> dict | None:
+    if page.sql("SELECT 1 FROM gpu_metrics WHERE trace_id = $trace LIMIT 1").is_empty():
+        return None  # no samples (most exports, every PyTorch trace): skip the views over them
     rows = page.sql(f"""SELECT range, device_id, instances, duration_ns, sm_active_pct, sm_issue_pct, tensor_active_pct,
                                dram_read_gb_per_s, dram_write_gb_per_s, dram_peak_gb_per_s, pcie_rx_gb_per_s,
                                pcie_tx_gb_per_s, pcie_peak_gb_per_s
