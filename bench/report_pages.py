@@ -2,7 +2,8 @@
 
 - `tracelake report --lake LAKE -o OUT` for the lake of the bundled samples (4 pages and the index),
   a fresh process, median of 3 after a warm-up; the pages' bytes (HTML with the charts inlined).
-- With TRACELAKE_BEFORE=/path/to/bin/tracelake (an install of an earlier commit), the same
+- With TRACELAKE_BEFORE=/path/to/bin/tracelake (an install of an earlier commit; its name in the
+  results: TRACELAKE_BEFORE_LABEL), the same
   command of that version on its own copy of the lake, paired in one run (A B A B ...): before and
   after side by side with their ratio, and the earlier pages' bytes.
 - In process: each section's share of a page's render time, the ResNet-50 sample page (the
@@ -95,7 +96,8 @@ def run() -> list[tuple[str, str]]:
         rows.append((f"`tracelake report` of the {n_a} bundled samples + index (process, median of 3)", f"{t_a:.2f} s"))
         rows.append(("  pages' bytes (HTML, charts inlined)", f"{bytes_a / 1e6:.2f} MB"))
         if before:
-            rows.append((f"  the same with {before} (earlier version, paired)", f"{t_b:.2f} s; {bytes_b / 1e6:.2f} MB "
+            label = os.environ.get("TRACELAKE_BEFORE_LABEL", before)
+            rows.append((f"  the same with {label} (earlier version, paired)", f"{t_b:.2f} s; {bytes_b / 1e6:.2f} MB "
                          f"for {n_b} pages"))
             rows.append(("  now / earlier (time)", f"{ratio:.2f}"))
         shutil.rmtree(tmp / "after" / "pages", ignore_errors=True)
