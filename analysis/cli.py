@@ -25,6 +25,10 @@ from .time_units import UNITS as TIME_UNITS
 EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141  # 141: as a tool that SIGPIPE ended
 
 
+EXPORT_HELP = ("also write each trace's Perfetto export beside its page (<page>.trace.json.gz, as `tracelake "
+               "export` writes it) and link the findings and largest GPU gaps to it, with their time in it")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tracelake", description="Offline analysis of GPU deep-learning traces.",
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -156,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local: a process pool on this machine (default); dask: a Dask distributed cluster")
     s.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, with --executor dask")
     s.add_argument("--no-reports", action="store_true", help="skip the HTML reports (OUTDIR/reports/index.html)")
+    s.add_argument("--export", action="store_true", help=EXPORT_HELP)
     add_limit_options(s)
     verbosity = s.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
@@ -170,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", required=True, metavar="OUT.html")
     s.add_argument("--eml", metavar="OUT.eml", help="also write the report of one trace as an e-mail (charts as "
                    "attached PNGs); needs one --trace unless the lake holds a single trace")
+    s.add_argument("--export", action="store_true", help=EXPORT_HELP)
 
     s = sub.add_parser("mail", help="send a report .eml file by SMTP",
                        description="Send an .eml written by `tracelake report --eml`. The SMTP password, if any, "

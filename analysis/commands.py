@@ -348,7 +348,8 @@ def run(args) -> int:
         from .report_job import write_run_reports  # Altair and vl-convert: only when needed
 
         index = write_run_reports(args.out, summary.files, jobs=args.jobs, executor=args.executor,
-                                  scheduler=args.scheduler, page_errors=page_errors, on_pages=progress.pages)
+                                  scheduler=args.scheduler, page_errors=page_errors, on_pages=progress.pages,
+                                  export=args.export)
     summary.seconds = time.perf_counter() - t0  # the whole run: ingest, derivation and reports
     progress.finish(summary, summary.seconds)
     for e in page_errors:
@@ -374,6 +375,8 @@ def report(args) -> int:
 
     from . import critpath_whatif
     from .report_job import lake_path, trace_scopes, write_atomically, write_reports
+    from .trace_export import page_export_path
+    from .trace_export import write as write_export
 
     try:
         chosen = [_resolve_trace(con, wanted) for wanted in args.trace or []]
@@ -388,24 +391,33 @@ def report(args) -> int:
         if len(chosen) == 1:
             scope = next(iter(trace_scopes(con, chosen)))
             scoped = connect_scoped(lake_path(con), list(scope))
+            exported = page_export_path(out)
             try:
-                page = trace_report(scoped, chosen[0], version=__version__,
-                                    whatif=critpath_whatif.report_rows(scoped, chosen[0]))
+                whatif = critpath_whatif.report_rows(scoped, chosen[0])
+                if args.export:
+                    write_export(scoped, chosen[0], exported)
+                page = trace_report(scoped, chosen[0], version=__version__, whatif=whatif,
+                                    export=exported.name if args.export else None)
+                # the e-mail carries no export: its page does not link one
+                mailed = (trace_report(scoped, chosen[0], version=__version__, whatif=whatif)
+                          if args.eml and args.export else page)
             finally:
                 scoped.close()
             write_atomically(out, page)
             if args.eml:
                 from tracelake.reports.email import build_message
 
-                Path(args.eml).write_bytes(build_message(page, f"tracelake report: {chosen[0]}").as_bytes())
+                Path(args.eml).write_bytes(build_message(mailed, f"tracelake report: {chosen[0]}").as_bytes())
         else:
             if args.eml:
                 print("error  --eml needs exactly one --trace (an index page links to other files)", file=sys.stderr)
                 return EXIT_USAGE
-            write_reports(con, out.with_name(out.stem + "_files"), chosen or None, index=out)
+            write_reports(con, out.with_name(out.stem + "_files"), chosen or None, index=out, export=args.export)
     finally:
         con.close()
     say(str(out.resolve()))
+    if args.export and len(chosen) == 1:
+        say(str(page_export_path(out).resolve()))
     if args.eml:  # written (an --eml that cannot be has returned above)
         say(str(Path(args.eml).resolve()))
     return EXIT_OK

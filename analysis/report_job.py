@@ -6,6 +6,9 @@ lake and the output folder at the same paths), a run (its rank files, else one t
 costliest first (batches). Each worker keeps one ScopedDatabase (views installed once) and one warm chart
 renderer for all the runs it is given. Beside each page, traces/<trace_id>.json keeps the trace's
 row of the index, so the index never evaluates the views over the whole lake for them again.
+With export=True (`--export`), traces/<trace_id>.trace.json.gz beside each page is the trace's
+Perfetto export (analysis.trace_export), which the page's findings and largest gaps link to; it
+goes with its page.
 A page that fails is listed (page_errors, and on the index) and the others go on; the index page
 is written last, by the caller's process.
 """
@@ -23,6 +26,8 @@ from tracelake.reports.render import index_report, trace_page
 
 from . import __version__, critpath_whatif, report_views
 from .database import ScopedDatabase, connect
+from .trace_export import page_export_path
+from .trace_export import write as write_export
 from .worker_pool import process_pool
 
 
@@ -41,14 +46,15 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
                   render_ids: set[str] | None = None, index: Path | None = None, jobs: int | None = None,
                   executor: str = "local", scheduler: str | None = None,
                   page_errors: list[dict] | None = None,
-                  on_pages: Callable[[int, int], None] = lambda done, total: None) -> Path:
+                  on_pages: Callable[[int, int], None] = lambda done, total: None, export: bool = False) -> Path:
     """out_dir/traces/<trace_id>.html for each trace (only those in render_ids, all when None, are
     rendered again) and an index page linking them: `index`, by default out_dir/index.html.
     jobs: worker processes (default: all cores), with executor 'local'; executor 'dask': the pages
     are rendered on the Dask cluster at `scheduler`. A page that cannot be rendered is appended to
     page_errors ({trace_id, error}) and listed on the index instead of linked; the others go on.
     on_pages(done, total) is called with (0, pages to render) and as each task's pages are written.
-    Returns the index path."""
+    export: also write each rendered trace's Perfetto export beside its page, and link it (without,
+    a rendered page's old export is removed). Returns the index path."""
     all_ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY file_bytes DESC").fetchall()]
     wanted = None if trace_ids is None else set(trace_ids)
     ids = [t for t in all_ids if wanted is None or t in wanted]
@@ -59,7 +65,7 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     # a run's pages show all its ranks: when one rank is rendered again, so are its siblings
     scopes = [(scope, members) for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
     events = dict(con.execute("SELECT trace_id, event_count FROM traces").fetchall())
-    tasks = [(scope, [(t, str(links[t])) for t in members], siblings)
+    tasks = [(scope, [(t, str(links[t])) for t in members], siblings, export)
              for scope, members in batches(scopes, events, jobs or os.cpu_count() or 1)]
     _remove_leftovers(out_dir / "traces")
     errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler, on_pages)
@@ -69,8 +75,7 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     if trace_ids is None:  # pages of traces no longer in the lake (changed or pruned files) go too
         for page in (out_dir / "traces").glob("*.html"):
             if page.stem not in links:
-                page.unlink(missing_ok=True)
-                _index_row_path(page).unlink(missing_ok=True)
+                _remove_page(page)
     index = index or out_dir / "index.html"
     relative = {t: Path(os.path.relpath(p, index.parent)).as_posix() for t, p in links.items() if t not in failed}
     rows = {t: row for t in ids if t not in failed and (row := _read_index_row(links[t])) is not None}
@@ -84,14 +89,16 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
 
 def write_run_reports(out: str | Path, files: list[dict], jobs: int | None = None, executor: str = "local",
                       scheduler: str | None = None, page_errors: list[dict] | None = None,
-                      on_pages: Callable[[int, int], None] = lambda done, total: None) -> Path:
+                      on_pages: Callable[[int, int], None] = lambda done, total: None, export: bool = False) -> Path:
     """The reports of a batch run (`tracelake run`, tracelake.run): OUTDIR/reports/index.html and the
-    pages of the traces it ingested again; files: RunSummary.files. Returns the index path."""
+    pages of the traces it ingested again; files: RunSummary.files; export: each page's Perfetto
+    export beside it (write_reports). Returns the index path."""
     con = connect(Path(out) / "lake")
     try:
         return write_reports(con, Path(out) / "reports", failures=[f for f in files if f["status"] == "error"],
                              render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs,
-                             executor=executor, scheduler=scheduler, page_errors=page_errors, on_pages=on_pages)
+                             executor=executor, scheduler=scheduler, page_errors=page_errors, on_pages=on_pages,
+                             export=export)
     finally:
         con.close()
 
@@ -110,7 +117,7 @@ def _read_index_row(page: Path) -> dict | None:
 
 
 def _remove_leftovers(pages: Path) -> None:
-    """Temporary files of page writers that were killed (a worker lost mid-write): never a page."""
+    """Temporary files of page (and export) writers that were killed (a worker lost mid-write): never a page."""
     for tmp in pages.glob(".*.tmp"):
         tmp.unlink(missing_ok=True)
 
@@ -164,9 +171,11 @@ def _error_line(e: BaseException) -> str:
 _DATABASES = threading.local()  # per worker thread (Dask runs tasks in threads): lake -> its scoped database
 
 
-def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], siblings: dict[str, str]) -> list[dict]:
-    """Render a run's pages; a page that fails is returned ({trace_id, error}) and its old page
-    removed (no page of other data stays), the others are written."""
+def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], siblings: dict[str, str],
+                export: bool = False) -> list[dict]:
+    """Render a run's pages (export: and each one's Perfetto export, which it links); a page that
+    fails is returned ({trace_id, error}) and its old page removed (no page of other data stays),
+    the others are written."""
     errors: dict[str, str] = {}
     done: set[str] = set()
     try:
@@ -177,8 +186,14 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
         with frozen(con, report_views.shared_views() + (report_views.page_views() if len(pages) > 1 else [])):
             for trace_id, path in pages:
                 try:
+                    exported = page_export_path(Path(path))
+                    if export:
+                        write_export(con, trace_id, exported)
+                    else:
+                        exported.unlink(missing_ok=True)  # an older run's export: of other data now
                     page = trace_page(con, trace_id, siblings, version=__version__,
-                                      whatif=critpath_whatif.report_rows(con, trace_id))
+                                      whatif=critpath_whatif.report_rows(con, trace_id),
+                                      export=exported.name if export else None)
                     write_atomically(Path(path), page.html)
                     write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
                 except Exception as e:  # noqa: BLE001 - one page's error does not stop the others
@@ -195,6 +210,7 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
 def _remove_page(page: Path) -> None:
     page.unlink(missing_ok=True)
     _index_row_path(page).unlink(missing_ok=True)
+    page_export_path(page).unlink(missing_ok=True)
 
 
 # A task renders the pages of several small runs from one scoped database: loading the tables and

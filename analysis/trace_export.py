@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import threading
 from pathlib import Path
 
 ANALYSIS_PID = 2147483647  # the process of tracelake's tracks (chrome_trace_events)
@@ -27,7 +29,23 @@ def write(con, trace_id: str, out: str | Path) -> int:
     if meta[0] is not None:
         head["distributedInfo"] = {"rank": meta[0], "world_size": meta[1], "backend": meta[2]}
     text = json.dumps(head)[:-1] + ', "traceEvents": [\n' + ",\n".join(lines) + "\n]}\n"
-    data = text.encode()
-    out = Path(out)
-    out.write_bytes(gzip.compress(data, compresslevel=3) if out.suffix == ".gz" else data)
+    _write_atomically(Path(out), text.encode())
     return len(lines)
+
+
+def page_export_path(page: Path) -> Path:
+    """Where `report --export` / `run --export` put a page's export: beside it, <page stem>.trace.json.gz."""
+    return page.with_name(page.stem + ".trace.json.gz")
+
+
+def _write_atomically(out: Path, data: bytes) -> None:
+    """gzip-compressed when `out` ends in .gz; written to a temporary file renamed into place, so a
+    reader (or a page linking it) never sees half a file."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_bytes(gzip.compress(data, compresslevel=3) if out.suffix == ".gz" else data)
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -79,7 +79,7 @@ ingest = _ingest_package
 
 def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int | None = None,
         prune: bool = False, reports: bool = True, executor: str = "local",
-        scheduler: str | None = None) -> RunSummary:
+        scheduler: str | None = None, export: bool = False) -> RunSummary:
     """The batch job of ``tracelake run``: every trace under `dirs` into ``out/lake`` (in parallel,
     skipping unchanged files), then the HTML reports under ``out/reports`` unless reports=False.
 
@@ -87,6 +87,9 @@ def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int |
     and ``files``, a dict per file (path, status 'ok' / 'unchanged' / 'removed' / 'skipped' /
     'error', trace_id, events, seconds, error, warnings), the rows of ``tracelake run --json``. executor='dask' runs the
     ingest and the report pages on the Dask cluster at `scheduler` (docs/run.md).
+    export=True writes each page's Perfetto export beside it (``reports/traces/<trace_id>.trace.json.gz``)
+    and links the page's findings and largest GPU gaps to it, as ``tracelake run --export``
+    (docs/export.md).
     """
     from tracelake.analysis import run_job
 
@@ -95,7 +98,7 @@ def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int |
     if reports and summary.files:
         from tracelake.analysis.report_job import write_run_reports
 
-        write_run_reports(out, summary.files, jobs=jobs, executor=executor, scheduler=scheduler)
+        write_run_reports(out, summary.files, jobs=jobs, executor=executor, scheduler=scheduler, export=export)
     summary.seconds = time.perf_counter() - t0  # the whole run, reports included
     return summary
 

@@ -25,7 +25,7 @@ _ENV = jinja2.Environment(
 )
 _ENV.filters["raw"] = theme.raw
 _ENV.globals.update(ms=theme.ms, pct=theme.pct, count=theme.count, gbps=theme.gbps, size=theme.size, gib=theme.gib,
-                    short=theme.short, when=theme.when)
+                    short=theme.short, when=theme.when, seconds=theme.seconds)
 
 
 @dataclass
@@ -35,8 +35,8 @@ class TracePage:
 
 
 def trace_report(con, trace_id: str, links: dict[str, str] | None = None, *, version: str,
-                 whatif: list[dict] | None = None) -> str:
-    return trace_page(con, trace_id, links, version=version, whatif=whatif).html
+                 whatif: list[dict] | None = None, export: str | None = None) -> str:
+    return trace_page(con, trace_id, links, version=version, whatif=whatif, export=export).html
 
 
 def built_sections(page: Page) -> list[dict]:
@@ -51,10 +51,12 @@ def built_sections(page: Page) -> list[dict]:
 
 
 def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, version: str,
-               whatif: list[dict] | None = None) -> TracePage:
+               whatif: list[dict] | None = None, export: str | None = None) -> TracePage:
     """links: trace id -> relative link of its page, for the per-rank section. whatif: the critical
-    path's what-if rows (analysis.critpath_whatif.report_rows), when the caller computed them."""
-    page = Page.open(con, trace_id, links, whatif)
+    path's what-if rows (analysis.critpath_whatif.report_rows), when the caller computed them.
+    export: relative link of the trace's Perfetto export (analysis.trace_export), when written:
+    the findings and the largest gaps then say where each is in it."""
+    page = Page.open(con, trace_id, links, whatif, export)
     summary = data.summary(con, trace_id)
     h = dict(page.trace, devices=summary["gpu_names"])
     sections = built_sections(page)

@@ -103,6 +103,11 @@ def gib(value) -> str:
     return "–" if value is None else f"{float(value) / 2**30:,.2f} GiB"
 
 
+def seconds(ns) -> str:
+    """A time since the trace's start in s to the µs, as Perfetto's UI counts in an export."""
+    return "–" if ns is None else f"{ns / 1e9:.6f} s"
+
+
 def short(label: str | None, limit: int = 90) -> str:
     """Long C++ names shortened for display (the full name goes in the title attribute)."""
     if label is None:

@@ -1,6 +1,7 @@
 """Why the GPU waits: idle stream time by cause (idle_cause_summary), GPU idle in gaps over 10 µs
 by gap length and cause (gpu_gap_histogram), and the largest gaps with what the host was doing
-(largest_gpu_gaps). Whole trace: start-up gaps are here too, and the 'at' column says where."""
+(largest_gpu_gaps). Whole trace: start-up gaps are here too, and the 'at' column says where (with
+the page's Perfetto export, page.export, each gap links to it: 'at' is its time there too)."""
 
 from __future__ import annotations
 
@@ -58,4 +59,4 @@ def build(page: Page) -> dict | None:
     rows, fig, gaps = causes(page), histogram_figure(page), largest(page)
     if not (rows or fig or gaps):
         return None
-    return {"causes": rows, "figure": fig, "gaps": gaps}
+    return {"causes": rows, "figure": fig, "gaps": gaps, "export": page.export}

@@ -12,7 +12,10 @@
 -- 'tracelake analysis'): tid 1 the steps (steps, with their phase), tid 2 the critical path
 -- (critical_path edges with time on the path), tid 100 + d GPU d's idle gaps over 10 us
 -- (largest_gpu_gaps: cause, what ended the gap, what the host was in), and the findings as
--- global instant events (ph 'i') with their evidence and advice.
+-- global instant events (ph 'i') with their evidence and advice; on the findings thread, a
+-- zero-length slice 'trace start' at the trace's start (traces.start_ns, the earliest event), so
+-- that the file's first timestamp is the trace's start: Perfetto's UI counts time from there,
+-- as the report pages' 'at' times do.
 -- Times: ts and dur in microseconds with three decimals, exact to the nanosecond, on the
 -- trace's clock.
 --
@@ -110,6 +113,11 @@ SELECT coalesce(f.start_ns, t.start_ns),
                 'args': {'severity': f.severity, 'evidence': f.evidence, 'advice': f.advice,
                          'duration_ns': f.duration_ns}})
 FROM findings f JOIN traces t USING (trace_id) WHERE f.trace_id = trace
+UNION ALL
+SELECT start_ns, to_json({'ph': 'X', 'cat': 'tracelake', 'name': 'trace start', 'pid': 2147483647, 'tid': 3,
+                          'ts': _chrome_trace_us(start_ns), 'dur': 0,
+                          'args': {'note': 'times on tracelake pages count from here'}})
+FROM traces WHERE trace_id = trace
 UNION ALL
 SELECT t.start_ns, to_json({'ph': 'M', 'name': m.name, 'pid': 2147483647, 'tid': m.tid, 'args': {'name': m.label}})
 FROM traces t, (VALUES ('process_name', 0, 'tracelake analysis'), ('thread_name', 1, 'steps'),
