@@ -124,9 +124,16 @@ def build_parser() -> argparse.ArgumentParser:
                                    "trace's events, plus tracks for its steps, critical path, GPU idle gaps by "
                                    "cause, and its findings as instant events with their advice (docs/export.md).",
                        epilog="Example: tracelake export rank0.pt.trace.json.gz -o rank0.perfetto.json.gz\n"
-                              "         tracelake export --lake lake/ rank0 -o rank0.perfetto.json")
-    s.add_argument("trace", metavar="TRACE", help="a trace file; with --lake, a trace id (or a unique prefix)")
+                              "         tracelake export --lake lake/ rank0 -o rank0.perfetto.json\n"
+                              "         tracelake export run/rank*.pt.trace.json.gz -o run.perfetto.json.gz\n"
+                              "         tracelake export --lake lake/ --run rank0 -o run.perfetto.json.gz")
+    s.add_argument("trace", metavar="TRACE", nargs="*",
+                   help="a trace file; with --lake, a trace id (or a unique prefix); several trace files: "
+                        "the ranks of one distributed run, written into one file")
     s.add_argument("--lake", metavar="DIR", help="read the trace from this lake")
+    s.add_argument("--run", metavar="RUN_ID", help="with --lake: every rank of this distributed run in one file, "
+                   "collective instances linked across the ranks (a run id, a unique part of one, or a trace "
+                   "id of one of its ranks)")
     s.add_argument("--format", choices=["perfetto"], default="perfetto",
                    help="perfetto: Chrome trace-event JSON (the default and only format)")
     s.add_argument("-o", "--output", required=True, metavar="FILE", help="the file to write (.gz: compressed)")

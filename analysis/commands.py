@@ -254,6 +254,7 @@ def export(args) -> int:
 
     from .database import connect
     from .ingest_job import ingest_paths
+    from .run_export import resolve_run, write_run
     from .trace_export import write
 
     def exported(con, trace_id: str) -> int:
@@ -261,27 +262,54 @@ def export(args) -> int:
         say(f"{Path(args.output).resolve()} ({n:,} events of {trace_id})")
         return EXIT_OK
 
+    def exported_run(con, run_id: str) -> int:
+        n, flows = write_run(con, run_id, args.output)
+        say(f"{Path(args.output).resolve()} ({n:,} events of run {run_id}, {flows:,} collectives linked)")
+        return EXIT_OK
+
     if args.lake:
+        if (args.run is None) == (len(args.trace) != 1):
+            say("error  export --lake needs one trace id, or --run RUN_ID (the ranks of a run)", err=True)
+            return EXIT_USAGE
         con = _open_lake(args.lake)
         if con is None:
             return EXIT_USAGE
         try:
-            trace_id = _resolve_trace(con, args.trace)
+            if args.run is not None:
+                run_id, why = resolve_run(con, args.run)
+                if run_id is None:
+                    say(f"error  {why}", err=True)
+                    return EXIT_USAGE
+                return exported_run(con, run_id)
+            trace_id = _resolve_trace(con, args.trace[0])
             return EXIT_USAGE if trace_id is None else exported(con, trace_id)
         finally:
             con.close()
-    if not Path(args.trace).is_file():
-        say(f"error  {args.trace}: no such file (a trace id needs --lake DIR)", err=True)
+    if args.run is not None or not args.trace:
+        say("error  export needs trace files, or --lake DIR with a trace id or --run RUN_ID", err=True)
         return EXIT_USAGE
+    for path in args.trace:
+        if not Path(path).is_file():
+            say(f"error  {path}: no such file (a trace id needs --lake DIR)", err=True)
+            return EXIT_USAGE
     with tempfile.TemporaryDirectory(prefix="tracelake-export-") as scratch:
-        outcomes = ingest_paths([args.trace], Path(scratch) / "lake", lambda o: None)
-        done = [o for o in outcomes if o.status == "ok"]
-        if not done:
-            say(f"error  {outcomes[0].error if outcomes else args.trace + ': not a trace'}", err=True)
+        outcomes = ingest_paths(args.trace, Path(scratch) / "lake", lambda o: None)
+        failed = [o for o in outcomes if o.status != "ok"]
+        if failed or not outcomes:
+            say(f"error  {failed[0].error if failed else args.trace[0] + ': not a trace'}", err=True)
             return EXIT_SOME_FAILED
         con = connect(Path(scratch) / "lake")
         try:
-            return exported(con, done[0].trace_id)
+            if len(outcomes) == 1:
+                return exported(con, outcomes[0].trace_id)
+            ids = [o.trace_id for o in outcomes]
+            runs = con.execute("SELECT run_id, count(DISTINCT trace_id) FROM rank_runs WHERE list_contains(?, trace_id) "
+                               "GROUP BY run_id", [ids]).fetchall()
+            if len(runs) != 1 or runs[0][1] != len(ids):
+                say(f"error  the {len(ids)} files are not the ranks of one distributed run (rank files of one "
+                    "folder, same world size, overlapping in time, with communication kernels)", err=True)
+                return EXIT_USAGE
+            return exported_run(con, runs[0][0])
         finally:
             con.close()
 

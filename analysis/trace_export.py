@@ -28,9 +28,14 @@ def write(con, trace_id: str, out: str | Path) -> int:
     head = {"displayTimeUnit": "ms", "exportedBy": "tracelake", "sourceFile": meta[3]}
     if meta[0] is not None:
         head["distributedInfo"] = {"rank": meta[0], "world_size": meta[1], "backend": meta[2]}
+    write_document(out, head, lines)
+    return len(lines)
+
+
+def write_document(out: str | Path, head: dict, lines: list[str]) -> None:
+    """{head..., "traceEvents": [lines]} to `out`, one event a line (gzip when it ends in .gz)."""
     text = json.dumps(head)[:-1] + ', "traceEvents": [\n' + ",\n".join(lines) + "\n]}\n"
     _write_atomically(Path(out), text.encode())
-    return len(lines)
 
 
 def page_export_path(page: Path) -> Path:

@@ -103,19 +103,29 @@ def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int |
     return summary
 
 
-def export(lake: str | Path, trace_id: str, out: str | Path, *, format: str = "perfetto") -> int:  # noqa: A002
+def export(lake: str | Path, trace_id: str | None, out: str | Path, *, format: str = "perfetto",  # noqa: A002
+           run: str | None = None) -> int:
     """Write trace `trace_id` of the lake at `lake` to `out` as ``tracelake export`` does: Chrome
     trace-event JSON (gzip-compressed when `out` ends in .gz) that Perfetto's UI and chrome://tracing
     open, with the trace's events and tracelake's steps, critical path, GPU idle gaps by cause and
-    findings (docs/export.md). Returns the number of events written."""
+    findings (docs/export.md). With `run` (a run id, a unique part of one, or a trace id of one of
+    its ranks) and trace_id None: every rank of that distributed run in one file, each collective
+    instance's ranks linked by a flow (``tracelake export --run``). Returns the number of events
+    written; raises ValueError when `run` names no single run."""
     if format != "perfetto":
         raise ValueError(f"format {format!r}: only 'perfetto' (Chrome trace-event JSON) is written")
     from tracelake.analysis.database import connect
+    from tracelake.analysis.run_export import resolve_run, write_run
     from tracelake.analysis.trace_export import write
 
     con = connect(lake, read_only=True)
     try:
-        return write(con, trace_id, out)
+        if run is None:
+            return write(con, trace_id, out)
+        run_id, why = resolve_run(con, run)
+        if run_id is None:
+            raise ValueError(why)
+        return write_run(con, run_id, out)[0]
     finally:
         con.close()
 
