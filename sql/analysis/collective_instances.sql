@@ -7,7 +7,16 @@
 -- same time on every rank: none can finish before all have joined). A collective cannot
 -- complete before its last rank arrives, so the shortest duration among the ranks (the
 -- last to arrive waited least) is its transfer time and each rank's duration beyond that
--- is its wait. Collectives not found on all ranks of the group (at the edges of the
+-- is its wait. That holds for ring and tree collectives, where nothing moves before the
+-- last rank joins, and for point-to-point ones between two ranks. A P2P-based collective
+-- of three or more ranks (all_to_all, batched send/recv: grouped sends and receives per
+-- pair) is different: pairs whose ranks have arrived exchange their part before the last
+-- rank comes, so the last arrival's kernel is shorter than the transfer. When such a
+-- collective's ranks arrived apart (skew over a tenth of its shortest duration), its
+-- transfer time is the larger of that shortest duration and the median shortest duration
+-- of the same collective (run, group, operation, bytes, dtype) in calls whose ranks
+-- arrived together (transfer_basis 'aligned_calls'); without such calls it stays the
+-- shortest duration, a lower bound (transfer_basis 'last_arrival'). Collectives not found on all ranks of the group (at the edges of the
 -- profiling windows) are left out; when the lake holds only some ranks of a larger group,
 -- a collective found on all of those is kept (its numbers are bounds, see
 -- collective_instances.is_bound). A trace that is the only rank of its run in the lake
@@ -34,8 +43,10 @@
 -- @column arrival_ns          Start of the rank's kernel on the Unix-epoch clock (the trace clock when
 --                             the trace has no epoch anchor) (ns).
 -- @column duration_ns         Its duration (ns).
--- @column transfer_ns         The collective's shortest duration among its ranks (ns).
--- @column wait_ns             duration_ns - transfer_ns: time waiting for other ranks (ns).
+-- @column transfer_ns         The collective's transfer time (ns): its shortest duration among the ranks,
+--                             or for a P2P-based collective of 3+ ranks that arrived apart, see above.
+-- @column transfer_basis      'last_arrival' (shortest duration) or 'aligned_calls' (see above).
+-- @column wait_ns             duration_ns - transfer_ns, at least 0: time waiting for other ranks (ns).
 -- @column is_last             True for the rank that arrived last.
 CREATE OR REPLACE VIEW collective_instance_ranks AS
 WITH calls AS MATERIALIZED (
@@ -78,32 +89,56 @@ matched AS (
            -- all ranks of the group, or all the lake has when it holds only some of a larger group
            least(coalesce(max(group_size) OVER w, ranks_in_run), ranks_in_run) AS expected_ranks,
            count(seq) OVER w AS with_seq,
-           min(duration_ns) OVER w AS transfer_ns,
+           min(duration_ns) OVER w AS shortest_ns,
            max(arrival_ns) OVER w AS last_arrival_ns,
            min(arrival_ns) OVER w AS first_arrival_ns
     FROM keyed
     WINDOW w AS (PARTITION BY run_id, pg, match_key)
+),
+p2p AS (
+    -- P2P-based collectives of 3+ ranks: flagged per rank, with whether the ranks arrived apart
+    SELECT *, operation IN ('all_to_all', 'send', 'recv', 'send_recv') AND group_size_ >= 3 AS is_p2p,
+           last_arrival_ns - first_arrival_ns > shortest_ns / 10 AS arrived_apart
+    FROM matched
+    WHERE ranks_present = expected_ranks
+),
+aligned AS (
+    -- the transfer of each such collective in the calls whose ranks arrived together
+    SELECT run_id, pg, operation, bytes, dtype, group_size_, median(shortest_ns) AS aligned_ns
+    FROM (SELECT DISTINCT run_id, pg, match_key, operation, bytes, dtype, group_size_, shortest_ns
+          FROM p2p WHERE is_p2p AND NOT arrived_apart)
+    GROUP BY ALL
+),
+transfers AS (
+    SELECT p.*, CASE WHEN p.is_p2p AND p.arrived_apart AND a.aligned_ns > p.shortest_ns
+                     THEN 'aligned_calls' ELSE 'last_arrival' END AS transfer_basis,
+           CAST(CASE WHEN transfer_basis = 'aligned_calls' THEN a.aligned_ns ELSE p.shortest_ns END AS BIGINT)
+               AS transfer_ns
+    FROM p2p p
+    LEFT JOIN aligned a ON p.is_p2p AND p.arrived_apart AND a.run_id = p.run_id AND a.pg = p.pg
+                       AND a.operation = p.operation AND a.bytes IS NOT DISTINCT FROM p.bytes
+                       AND a.dtype IS NOT DISTINCT FROM p.dtype AND a.group_size_ = p.group_size_
 ),
 multi AS (
     SELECT run_id,
            dense_rank() OVER (PARTITION BY run_id ORDER BY first_arrival_ns, pg, match_key) - 1 AS instance,
            CASE WHEN with_seq = ranks_present THEN 'seq' ELSE 'order' END AS matched_by,
            rank, trace_id, pid, call_index, operation, process_group_name, seq, dtype, bytes,
-           group_size_ AS group_size, arrival_ns, duration_ns, transfer_ns,
+           group_size_ AS group_size, arrival_ns, duration_ns, transfer_ns, transfer_basis,
            arrival_ns = last_arrival_ns AS is_last
-    FROM matched
-    WHERE ranks_present = expected_ranks
+    FROM transfers
 ),
 single AS (
     SELECT run_id, row_number() OVER (PARTITION BY run_id ORDER BY arrival_ns, pid, call_index) - 1 AS instance,
            'single' AS matched_by, rank, trace_id, pid, call_index, operation, process_group_name, seq, dtype,
-           bytes, group_size, arrival_ns, duration_ns, duration_ns AS transfer_ns, true AS is_last
+           bytes, group_size, arrival_ns, duration_ns, duration_ns AS transfer_ns, 'last_arrival' AS transfer_basis,
+           true AS is_last
     FROM calls
     WHERE ranks_in_run < 2 OR rank IS NULL
 )
 SELECT run_id, CAST(instance AS BIGINT) AS instance, matched_by, rank, trace_id, pid, call_index, operation,
        process_group_name, seq, dtype, bytes, CAST(group_size AS BIGINT) AS group_size, arrival_ns, duration_ns,
-       transfer_ns, duration_ns - transfer_ns AS wait_ns, is_last
+       transfer_ns, transfer_basis, greatest(duration_ns - transfer_ns, 0) AS wait_ns, is_last
 FROM (SELECT * FROM multi UNION ALL BY NAME SELECT * FROM single);
 
 -- collective_instances: one row per collective of a distributed run, matched across its
@@ -127,7 +162,10 @@ FROM (SELECT * FROM multi UNION ALL BY NAME SELECT * FROM single);
 -- @column ranks_matched       Ranks whose call was matched.
 -- @column start_ns            First arrival on the Unix-epoch clock (ns).
 -- @column skew_ns             Last arrival - first arrival (ns).
--- @column transfer_ns         Shortest duration among the ranks (ns): the time the transfer took once all had joined.
+-- @column transfer_ns         Shortest duration among the ranks (ns): the time the transfer took once all had
+--                             joined; for a P2P-based collective of 3+ ranks that arrived apart, at least its
+--                             transfer in calls whose ranks arrived together (collective_instance_ranks).
+-- @column transfer_basis      'last_arrival' or 'aligned_calls' (collective_instance_ranks).
 -- @column last_rank           Rank that arrived last.
 -- @column max_wait_ns         Longest wait of a rank (ns).
 -- @column total_wait_ns       Sum of the ranks' waits (ns).
@@ -142,14 +180,15 @@ WITH grouped AS (
            any_value(matched_by) AS matched_by, mode(operation) AS operation, mode(dtype) AS dtype,
            max(bytes) AS bytes, max(group_size) AS group_size, count(*) AS ranks_matched,
            min(arrival_ns) AS start_ns, max(arrival_ns) - min(arrival_ns) AS skew_ns,
-           min(transfer_ns) AS transfer_ns, arg_max(rank, arrival_ns) AS last_rank,
+           min(transfer_ns) AS transfer_ns, max(transfer_basis) AS transfer_basis,
+           arg_max(rank, arrival_ns) AS last_rank,
            max(wait_ns) AS max_wait_ns, sum(wait_ns) AS total_wait_ns,
            list(rank ORDER BY rank) AS ranks, list(wait_ns ORDER BY rank) AS wait_ns_by_rank
     FROM collective_instance_ranks
     GROUP BY run_id, instance
 )
 SELECT run_id, instance, process_group_name, seq, matched_by, operation, dtype, bytes, group_size,
-       ranks_matched, start_ns, skew_ns, transfer_ns, last_rank, max_wait_ns,
+       ranks_matched, start_ns, skew_ns, transfer_ns, transfer_basis, last_rank, max_wait_ns,
        CAST(total_wait_ns AS BIGINT) AS total_wait_ns, ranks, wait_ns_by_rank,
        bytes / nullif(transfer_ns, 0) AS algbw_gb_per_s,
        bytes / nullif(transfer_ns, 0) * nccl_bus_factor(operation, group_size) AS busbw_gb_per_s,
