@@ -80,7 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("base", metavar="BASE")
     s.add_argument("new", metavar="NEW")
     s.add_argument("--lake", metavar="DIR", help="read ids from (and ingest files into) this lake")
-    s.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    s.add_argument("--format", choices=["table", "csv", "json", "html"], default="table",
+                   help="html: a page in the report style (needs -o)")
+    s.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE instead of standard output")
+    s.add_argument("--eml", metavar="FILE", help="also write the HTML page as an e-mail (.eml) for `tracelake mail`")
     s.add_argument("--fail-if", action="append", metavar="EXPR",
                    help="repeatable: METRIC OP VALUE, e.g. 'step_time > +5%%', 'kernel:* > +10%%', 'idle > +2ms', "
                         "'sync > +500us' (metrics: step_time, p90, kernel, operator, precision, sync, idle, memcpy, "

@@ -7,6 +7,7 @@ escaped); file-system errors about outputs and Ctrl-C are turned into one line b
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -493,23 +494,45 @@ def diff(args) -> int:
     from . import diff_gate
     from .diff import DiffInputError
     from .diff import diff as compare
-    from .diff_output import as_csv, as_json, as_table
+    from .diff_output import as_csv, as_html, as_json, as_table
 
+    page = args.format == "html" or args.eml
+    if args.format == "html" and not args.output:
+        say("error  --format html needs -o FILE.html", err=True)
+        return EXIT_USAGE
     try:
         conditions = [diff_gate.parse(text) for text in args.fail_if or []]
-        result = compare(args.base, args.new, lake=args.lake)
+        result = compare(args.base, args.new, lake=args.lake, summaries=bool(page))
     except (diff_gate.BadCondition, DiffInputError) as e:
         say(f"error  {e}", err=True)
         return EXIT_USAGE
-    if args.format == "json":
-        sys.stdout.write(as_json(result))
+    html = as_html(result) if page else None
+    if args.format == "html":
+        text = html
+    elif args.format == "json":
+        text = as_json(result)
     elif args.format == "csv":
-        as_csv(result, sys.stdout)
+        out = io.StringIO()
+        as_csv(result, out)
+        text = out.getvalue()
     else:
         import shutil  # not output.table_width: it loads polars, a third of a lake diff's time
 
-        sys.stdout.write(terminal_text(as_table(result, shutil.get_terminal_size((120, 24)).columns))
-                         if sys.stdout.isatty() else as_table(result, None))
+        tty = sys.stdout.isatty() and not args.output
+        text = (terminal_text(as_table(result, shutil.get_terminal_size((120, 24)).columns)) if tty
+                else as_table(result, None))
+    try:
+        if args.output:
+            Path(args.output).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+        if args.eml:
+            from tracelake.reports.email import build_message
+
+            Path(args.eml).write_bytes(build_message(html, f"tracelake diff: {args.base} vs {args.new}").as_bytes())
+    except OSError as e:
+        say(f"error  writing {e.filename}: {e.strerror}", err=True)
+        return EXIT_USAGE
     lines = [line for line in (diff_gate.fired(c, result) for c in conditions) if line]
     for line in lines:
         say(f"FAIL   {line}", err=True)

@@ -16,20 +16,22 @@ from pathlib import Path
 
 from . import diff_causes, diff_noise
 
-VIEWS = ("steady_steps", "steady_gpu_work", "steady_idle", "steady_syncs")
+VIEWS = ("steady_steps", "steady_gpu_work", "steady_idle", "steady_syncs", "memory_peaks")
+PAGE_VIEWS = ("steady_summary",)  # the page also shows each side's steady state (reports/diff_page.py)
 
 
 class DiffInputError(ValueError):
     """A side that cannot be diffed; the message is one line naming the file or id."""
 
 
-def diff(base: str | Path, new: str | Path, lake: str | Path | None = None) -> dict:
-    """Compare `base` with `new` (files, folders, or ids in `lake`); raises DiffInputError."""
+def diff(base: str | Path, new: str | Path, lake: str | Path | None = None, *, summaries: bool = False) -> dict:
+    """Compare `base` with `new` (files, folders, or ids in `lake`); raises DiffInputError.
+    summaries: also each side's steady_summary rows (result['summary'], for the HTML page)."""
     from tracelake.ingest.schema import TABLES
 
     from . import catalog
 
-    needed = catalog.reads(VIEWS, TABLES)
+    needed = catalog.reads(VIEWS + (PAGE_VIEWS if summaries else ()), TABLES)
     with tempfile.TemporaryDirectory(prefix="tracelake-diff-") as scratch:
         where = Path(lake) if lake else Path(scratch) / "lake"
         for arg in (base, new):  # before ingesting anything
@@ -39,13 +41,32 @@ def diff(base: str | Path, new: str | Path, lake: str | Path | None = None) -> d
         sides = [_side(str(arg), where, known, None if lake else needed) for arg in (base, new)]
         con = _lake_database(where) if lake else _database(where, sides, needed)
         try:
-            figures = [diff_causes.side_figures(con, ids) for ids in sides]
+            return compare(con, *sides, str(base), str(new), summaries=summaries)
         finally:
             con.close()
-    for arg, f in zip((base, new), figures):
+
+
+def compare(con, base_ids: list[str], new_ids: list[str], base_label: str, new_label: str, *,
+            summaries: bool = False) -> dict:
+    """The diff of two sides' traces on a connection whose views hold them (a lake's, or a
+    throwaway one's); raises DiffInputError when a side has no steps."""
+    figures = [diff_causes.side_figures(con, ids) for ids in (base_ids, new_ids)]
+    for label, f in zip((base_label, new_label), figures):
         if not f["walls"]:
-            raise DiffInputError(f"{arg}: no steps found (no ProfilerStep/step ranges and no periodic GPU work)")
-    return result(str(base), str(new), *figures)
+            raise DiffInputError(f"{label}: no steps found (no ProfilerStep/step ranges and no periodic GPU work)")
+    out = result(base_label, new_label, *figures)
+    if summaries:
+        out["summary"] = {side: steady_summaries(con, ids) for side, ids in (("base", base_ids), ("new", new_ids))}
+    return out
+
+
+def steady_summaries(con, trace_ids: list[str]) -> list[dict]:
+    """The side's steady_summary rows (a row per process), with the trace's file name."""
+    cur = con.execute(f"""SELECT t.file_name, s.* FROM steady_summary s JOIN traces t USING (trace_id)
+                          WHERE s.trace_id IN {diff_causes.trace_list(trace_ids)}
+                          ORDER BY s.rank NULLS FIRST, t.file_name, s.pid""")
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
 def result(base_label: str, new_label: str, base: dict, new: dict) -> dict:

@@ -16,6 +16,9 @@ work and idle time is given to exactly one cause:
   ('communication'), copies and memsets ('memcpy', by direction and memory kind);
 - idle time by why the GPU waited (steady_idle): 'sync' when the host sat in a synchronizing
   call, else 'idle'.
+The peak allocated GPU memory of the steady steps (memory_peaks) explains no step time: when it
+differs by MIN_MEMORY_BYTES or more, a 'memory' cause with change_ns 0 follows the timed causes,
+the peaks of both sides in its evidence.
 Overlapping GPU work (several streams) is counted in each operation: that overlap, and the
 difference between the median and mean step, is what the causes leave unexplained.
 """
@@ -29,15 +32,17 @@ from collections import defaultdict
 # xmma 'f32f32_f32f32 ... ffma'. A Tensor Core GEMM says hmma/wgmma/tf32/bf16/f16/nvjet.
 _FP32_GEMM = re.compile(r"sgemm|gemm.*ffma|ffma.*gemm", re.IGNORECASE)
 MIN_CAUSE_NS = 1000  # causes under 1 us per step are not listed (their sum stays in unexplained)
+MIN_MEMORY_BYTES = 1 << 20  # a peak that moved less than 1 MiB is not listed
 
 
-def _in(ids: list[str]) -> str:
+def trace_list(ids: list[str]) -> str:
+    """A SQL list literal of trace ids."""
     return "(" + ", ".join("'" + t.replace("'", "''") + "'" for t in ids) + ")"
 
 
 def side_figures(con, trace_ids: list[str]) -> dict:
     """The side's steady steps (wall times) and its GPU work, idle time and syncs per step."""
-    where = f"trace_id IN {_in(trace_ids)}"
+    where = f"trace_id IN {trace_list(trace_ids)}"
     walls = [r[0] for r in con.execute(f"SELECT wall_ns FROM steady_steps WHERE {where} ORDER BY ALL").fetchall()]
     n = max(len(walls), 1)
     work = con.execute(f"SELECT op_class, name, memory, launcher, launcher_shapes, launcher_dtypes, "
@@ -46,7 +51,11 @@ def side_figures(con, trace_ids: list[str]) -> dict:
     idle = con.execute(f"SELECT kind, name, sum(gaps), sum(idle_ns) FROM steady_idle WHERE {where} "
                        f"GROUP BY ALL").fetchall()
     syncs = con.execute(f"SELECT name, sum(calls) FROM steady_syncs WHERE {where} GROUP BY ALL").fetchall()
-    return {"walls": walls, "steps": n,
+    # the highest allocated level of any GPU in a steady step (NULL: no allocator events recorded)
+    peak = con.execute(f"""SELECT max(m.peak_allocated_bytes) FROM memory_peaks m JOIN steady_steps s
+                            ON m.trace_id = s.trace_id AND m.pid = s.pid AND m.step_start_ns = s.start_ns
+                            WHERE m.{where} AND m.device_type = 'cuda'""").fetchone()[0]
+    return {"walls": walls, "steps": n, "peak_allocated_bytes": peak,
             "work": [(c, nm, mem, ln, sh, dt, calls / n, ns / n, (b or 0) / n)
                      for c, nm, mem, ln, sh, dt, calls, ns, b in work],
             "idle": {(k, nm): (gaps / n, ns / n) for k, nm, gaps, ns in idle},
@@ -131,4 +140,15 @@ def causes(base: dict, new: dict) -> list[dict]:
             ev["sync_calls_per_step"] = {s: c for s, c in counts.items() if s == name or c[0] != c[1]}
         out.append(_cause(kind, name, b, n, ev))
     out = [c for c in out if abs(c["change_ns"]) >= MIN_CAUSE_NS]
-    return sorted(out, key=lambda c: (-abs(c["change_ns"]), c["kind"], c["name"]))
+    return sorted(out, key=lambda c: (-abs(c["change_ns"]), c["kind"], c["name"])) + memory_causes(base, new)
+
+
+def memory_causes(base: dict, new: dict) -> list[dict]:
+    """The 'memory' cause: the steady steps' peak allocated GPU memory, when both sides recorded it
+    and it moved by MIN_MEMORY_BYTES or more. It takes no step time (change_ns 0)."""
+    b, n = base.get("peak_allocated_bytes"), new.get("peak_allocated_bytes")
+    if b is None or n is None or abs(n - b) < MIN_MEMORY_BYTES:
+        return []
+    return [_cause("memory", "peak allocated GPU memory", 0, 0,
+                   {"peak_allocated_bytes": [int(b), int(n)], "change_bytes": int(n - b),
+                    "change_pct": round(100 * (n - b) / b, 2) if b else None})]

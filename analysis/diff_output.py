@@ -1,4 +1,4 @@
-"""`tracelake diff` output: the terminal table, CSV and JSON of a diff result (analysis/diff.py)."""
+"""`tracelake diff` output: the terminal table, CSV, JSON and HTML page of a diff result (analysis/diff.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,17 @@ TABLE_CAUSES = 15  # causes listed in the table (all of them in JSON and CSV)
 
 def as_json(result: dict) -> str:
     return json.dumps(result, indent=1) + "\n"
+
+
+def as_html(result: dict, title: str | None = None) -> str:
+    """The diff page (reports/templates/diff.html.j2); `result` made with summaries=True shows the
+    sides' steady states too."""
+    from tracelake.reports.render import diff_report
+
+    from . import __version__
+
+    return diff_report(result, [evidence_text(c["evidence"]) for c in result["causes"]], version=__version__,
+                       title=title)
 
 
 def as_csv(result: dict, out) -> None:

@@ -190,3 +190,19 @@ def step_timeline(frame: pl.DataFrame, lanes: list[str], width: int, window_ms: 
     labels = base.transform_filter("datum.label != null").mark_text(
         align="left", baseline="bottom", dx=1, dy=-9, fontSize=10, color="#1d2733").encode(x=x, y=y, text="label:N")
     return (boxes + path + labels).properties(width=width, height=alt.Step(26))
+
+
+def diff_causes(frame: pl.DataFrame) -> alt.Chart:
+    """frame: order (1 = largest), kind, name, change_ms: a bar per cause of a step-time change,
+    right of zero when it made the step slower. Each label starts with its order, so two causes
+    whose shortened names are equal stay two bars."""
+    frame = frame.with_columns(
+        pl.struct("order", "kind", "name").map_elements(
+            lambda r: f"{r['order']}. {r['kind']}: {short(r['name'], 48)}", return_dtype=pl.String).alias("cause"),
+        pl.when(pl.col("change_ms") > 0).then(pl.lit("slower")).otherwise(pl.lit("faster")).alias("effect"))
+    return alt.Chart(frame).mark_bar().encode(
+        y=alt.Y("cause:N", sort=alt.SortField("order"), title=None, axis=_FULL_LABELS),
+        x=alt.X("change_ms:Q", title="change per steady step (ms)"),
+        color=alt.Color("effect:N", title=None, scale=_scale({"slower": CAUSE_COLORS["host_wait"],
+                                                              "faster": CAUSE_COLORS["in_graph"]})),
+    ).properties(width=360, height=alt.Step(18))

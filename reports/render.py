@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import jinja2
 
-from . import charts, data, theme
+from . import charts, data, diff_page, theme
 from .figure import Column, Figure
 from .page import Page
 from .sections import SECTIONS, ranks
@@ -93,3 +93,11 @@ def index_report(con, links: dict[str, str], failures: list[dict], rows: list[di
         title=title, rows=rows, runs=runs, failures=failures, comparisons=comparisons, links=links, version=version,
         slower=[r for r in changed if r["change_pct"] > 0], faster=[r for r in changed if r["change_pct"] < 0],
         history=history, change_pct=data.CHANGE_PCT)
+
+
+def diff_report(result: dict, evidence: list[str], *, version: str, title: str | None = None) -> str:
+    """A diff page: `result` is analysis/diff.py's object (with 'summary', the sides' steady_summary
+    rows, when asked for); evidence: a few words per cause, in the order of result['causes']."""
+    title = title or f"tracelake diff: {result['base']} vs {result['new']}"
+    return _ENV.get_template("diff.html.j2").render(title=title, version=version,
+                                                    **diff_page.page_data(result, evidence))
