@@ -77,16 +77,19 @@ def history_figure(con) -> Figure | None:
 
 
 def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict], *, version: str,
-                 title: str = "tracelake: traces") -> str:
+                 title: str = "tracelake: traces", diff_links: dict[str, str] | None = None) -> str:
     """The page a team lead reads first: a row per run (its rank files grouped under it) with GPU
     busy/idle, step time and findings; step time and idle across runs of each workload; the runs
-    that got slower or faster; the inputs that failed. rows: a row per trace (data.INDEX_COLUMNS)."""
+    that got slower or faster; the inputs that failed. rows: a row per trace (data.INDEX_COLUMNS).
+    diff_links: run id -> the relative link of its diff page against the previous run of its workload."""
     rows = sorted(rows, key=lambda r: r["file_name"])
     for r in rows:
         r["link"] = links.get(r["trace_id"])
     with data.frozen(con, ["runs", "run_kernel_time", "run_comparison"]):  # each is read by several views
         comparisons = data.run_comparisons(con)
         runs = data.run_rows(con, rows)
+    for run in runs:
+        run["diff_link"] = (diff_links or {}).get(run["run_id"])
         history = history_figure(con)
     changed = [r for r in runs if r["change_pct"] is not None and abs(r["change_pct"]) >= data.CHANGE_PCT]
     return _ENV.get_template("index.html.j2").render(
