@@ -8,11 +8,10 @@ allocation, and so every step's peak, is chosen there."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
+from browser import chromium, open_checked
 from conftest import REPO
 from page_reader import read
 from test_memory import ACTIVATION, BASE, EXTRA, LEAK, _training_trace
@@ -113,32 +112,8 @@ def test_the_index_links_the_run_to_run_diff(lake, tmp_path):
 def test_diff_page_in_headless_chromium(written, tmp_path):
     """At 1000 px (a mail client's width): no console errors, no request but the page, nothing
     wider than the page."""
-    from playwright.sync_api import sync_playwright
-
-    browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser_path is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (.ci/run installs it)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    uri = written["page"].resolve().as_uri()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_path,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page(viewport={"width": 1000, "height": 900})
-            problems, requests = [], []
-            page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning") else None)
-            page.on("pageerror", lambda e: problems.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(uri, wait_until="load")
-            assert problems == [] and requests == [uri]
-            assert page.evaluate("document.documentElement.scrollWidth") <= 1000
-            wide = page.eval_on_selector_all("section", "els => els.filter(e => e.scrollWidth > e.clientWidth + 1)"
-                                                        ".map(e => e.dataset.section)")
-            assert wide == []
-            assert page.eval_on_selector_all("img", "imgs => imgs.map(i => i.naturalWidth)")[0] > 100
-        finally:
-            browser.close()
+    with chromium() as browser:
+        open_checked(browser, written["page"]).close()
 
 
 def test_memory_cause_is_the_steady_steps_peak(tmp_path):

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from browser import chromium, open_checked
 from tracelake.analysis.cli import main
 from tracelake.analysis.database import connect
 from tracelake.analysis.report_job import write_reports
@@ -181,17 +182,6 @@ def test_report_command_writes_an_index_linking_its_pages(sample_reports):
     assert all((sample_reports.parent / link).exists() for link in links)
 
 
-def _watch(page) -> tuple[list[str], list[str]]:
-    """Console errors/warnings, page errors and failed loads; every request the page makes."""
-    problems: list[str] = []
-    requests: list[str] = []
-    page.on("console", lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"failed: {r.url}"))
-    page.on("request", lambda r: requests.append(r.url))
-    return problems, requests
-
-
 def test_report_in_headless_chromium(sample_reports, tmp_path):
     """Debian's chromium (installed by .ci/run) opens the index and the trace pages at 1000 px, a
     mail client's width: no console errors, no request but the page itself, nothing wider than
@@ -199,40 +189,16 @@ def test_report_in_headless_chromium(sample_reports, tmp_path):
     kept for a look."""
     import os
 
-    from playwright.sync_api import sync_playwright
-
-    browser_path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if browser_path is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (.ci/run installs it)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
     pages = [sample_reports, *_pages(sample_reports)]
     shots = Path(os.environ.get("TRACELAKE_SCREENSHOTS", tmp_path / "screenshots"))
     shots.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=browser_path,
-                                    args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            for page_path in pages:
-                page = browser.new_page(viewport={"width": 1000, "height": 900})
-                problems, requests = _watch(page)
-                page.goto(page_path.resolve().as_uri(), wait_until="load")
-                assert problems == [], (page_path.name, problems)
-                assert requests == [page_path.resolve().as_uri()], (page_path.name, requests)
-                # every chart decoded to a real image
-                sizes = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.naturalWidth)")
-                assert all(w > 100 for w in sizes), (page_path.name, sizes)
-                assert page.evaluate("document.documentElement.scrollWidth") <= 1000, page_path.name
-                wide = page.eval_on_selector_all(
-                    "section, main > table", "els => els.filter(e => e.scrollWidth > e.clientWidth + 1)"
-                    ".map(e => e.dataset.section || e.tagName)")
-                assert wide == [], (page_path.name, wide)
-                shot = shots / (page_path.stem + ".png")
-                page.screenshot(path=str(shot), full_page=True)
-                assert shot.stat().st_size > 10_000
-                page.close()
-        finally:
-            browser.close()
+    with chromium() as browser:
+        for page_path in pages:
+            page = open_checked(browser, page_path)
+            shot = shots / (page_path.stem + ".png")
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000
+            page.close()
 
 
 def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
