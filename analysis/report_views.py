@@ -15,6 +15,7 @@ from __future__ import annotations
 from functools import cache
 
 from tracelake.ingest.schema import TABLES
+from tracelake.reports.sections import SECTIONS
 from tracelake.reports.sections import views as section_views
 
 from . import catalog
@@ -36,7 +37,7 @@ def page_and_shared() -> tuple[list[str], list[str]]:
     if unknown:
         raise ValueError(f"report sections read views the catalog does not create: {unknown}")
     closure = catalog.reads(wanted, TABLES, files) & views
-    readers: dict[str, int] = {v: sum(v in s.VIEWS for s in _sections()) for v in closure}
+    readers: dict[str, int] = {v: sum(v in s.VIEWS for s in SECTIONS) for v in closure}
     for path in {creator[v].path for v in closure}:
         f = next(f for f in files if f.path == path)
         for dep in set(f.depends):
@@ -49,12 +50,6 @@ def page_and_shared() -> tuple[list[str], list[str]]:
     page = [v for v in order if v in wanted and v not in shared]
     shared_list = [v for v in order if v in shared and v != "findings"] + (["findings"] if "findings" in shared else [])
     return page, shared_list
-
-
-def _sections():
-    from tracelake.reports.sections import SECTIONS
-
-    return SECTIONS
 
 
 def page_views() -> list[str]:

@@ -28,11 +28,6 @@ def frozen(con, views: list[str]) -> Iterator[None]:
             con.execute(f"DROP TABLE IF EXISTS temp.{view}")
 
 
-def summary(con, trace_id: str) -> dict:
-    """The trace's trace_summary row: the headline numbers and its index row."""
-    return frame(con, "SELECT * FROM trace_summary WHERE trace_id = ?", [trace_id]).to_dicts()[0]
-
-
 def run_comparisons(con) -> list[dict]:
     """Each run next to the previous run of the same workload, with the kernels that changed most
     (3 slower, 3 faster: run_comparison_changes)."""

@@ -20,6 +20,7 @@ class Page:
     links: dict[str, str] = field(default_factory=dict)  # trace id -> relative link of its page
     whatif: list[dict] = field(default_factory=list)  # critpath_whatif.report_rows, when computed
     trace: dict = field(default_factory=dict)  # the trace's row of `traces`
+    summary: dict = field(default_factory=dict)  # its row of `trace_summary` (the index row's source too)
     steady: dict | None = None  # steady_summary of the page's process (None: no steps found)
     export: str | None = None  # relative link of the trace's Perfetto export (`--export`), else None
 
@@ -27,9 +28,10 @@ class Page:
     def open(cls, con, trace_id: str, links: dict[str, str] | None = None, whatif: list[dict] | None = None,
              export: str | None = None) -> Page:
         trace = frame(con, "SELECT * FROM traces WHERE trace_id = ?", [trace_id]).to_dicts()[0]
+        summary = frame(con, "SELECT * FROM trace_summary WHERE trace_id = ?", [trace_id]).to_dicts()[0]
         steady = frame(con, "SELECT * FROM steady_summary WHERE trace_id = ? ORDER BY pid LIMIT 1",
                        [trace_id]).to_dicts()
-        return cls(con, trace_id, links or {}, whatif or [], trace, steady[0] if steady else None, export)
+        return cls(con, trace_id, links or {}, whatif or [], trace, summary, steady[0] if steady else None, export)
 
     @property
     def origin_ns(self) -> int:

@@ -57,7 +57,7 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
     export: relative link of the trace's Perfetto export (analysis.trace_export), when written:
     the findings and the largest gaps then say where each is in it."""
     page = Page.open(con, trace_id, links, whatif, export)
-    summary = data.summary(con, trace_id)
+    summary = page.summary
     h = dict(page.trace, devices=summary["gpu_names"])
     sections = built_sections(page)
     html = _ENV.get_template("trace.html.j2").render(title=f"tracelake: {h['file_name']}", h=h, sections=sections,

@@ -13,8 +13,7 @@ TOP_FINDINGS = 3
 
 
 def build(page: Page) -> dict:
-    whole = page.sql("""SELECT idle_pct, compute_pct, memcpy_pct, overlap_pct, findings, top_kernel
-                        FROM trace_summary WHERE trace_id = $trace""").to_dicts()[0]
+    whole = page.summary
     findings = page.sql(f"""SELECT rule, severity, occurrences, total_ns, advice FROM findings_by_rule
                            WHERE trace_id = $trace ORDER BY total_ns DESC NULLS LAST, rule
                            LIMIT {TOP_FINDINGS}""").to_dicts()
