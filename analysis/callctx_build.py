@@ -25,10 +25,10 @@ import re
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from tracelake.ingest.lake_writer import conform
-from tracelake.ingest.nesting import NO_START, nest
-from tracelake.ingest.schema import TABLES
 
+from ..ingest.nesting import NO_START, nest
+from ..lake.schema import TABLES
+from ..lake.writer import conform
 from . import memory_context
 
 # Native frames folded out of the 'stack' tree: the CPython interpreter, dispatcher plumbing, and

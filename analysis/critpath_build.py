@@ -8,7 +8,7 @@ see bench/RESULTS.md). The result is small (one row per node and edge of the ste
 SQL views in sql/analysis/critical_path.sql only aggregate it. The what-if re-runs
 (critpath_whatif) need the same edges, so they read them back from these tables.
 
-Tables (ingest/schema.py): cp_steps (one row per step with its path length), cp_nodes (start
+Tables (lake/schema.py): cp_steps (one row per step with its path length), cp_nodes (start
 and end of each event in a step's graph), cp_edges (typed, weighted edges, with their position on
 the path when they are on it).
 """
@@ -18,9 +18,9 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pyarrow as pa
-from tracelake.ingest.lake_writer import conform
-from tracelake.ingest.schema import TABLES
 
+from ..lake.schema import TABLES
+from ..lake.writer import conform
 from .critpath_graph import Graph, build_graph
 from .critpath_longest import longest_paths
 

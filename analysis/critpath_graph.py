@@ -42,7 +42,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from .catalog import step_rule_pattern
+from ..lake.catalog import step_rule_pattern
 
 WHOLE_TRACE_STEP = "(trace)"
 LOCK_CALLS = ("cudaLaunchKernel", "cudaMemcpyAsync", "cudaHostAlloc")

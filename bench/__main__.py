@@ -7,7 +7,7 @@ import datetime as dt
 import json
 import sys
 
-from tracelake.analysis.process_settings import prefer_jemalloc
+from tracelake.jobs.process_settings import prefer_jemalloc
 
 from .common import REPO, machine
 

@@ -56,10 +56,11 @@ _STAGES = """
 import time
 t = time.perf_counter()
 from pathlib import Path
-from tracelake.analysis import __version__, callctx_build, critpath_build
-from tracelake.analysis.database import update_database
+from tracelake.lake.version import __version__
+from tracelake.analysis import callctx_build, critpath_build
+from tracelake.lake.database import update_database
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.lake_writer import write_trace
+from tracelake.lake.writer import write_trace
 stages = {{'imports': time.perf_counter() - t}}
 t = time.perf_counter(); r = ingest_file({path!r}); stages['ingest (decode + tables)'] = time.perf_counter() - t
 t = time.perf_counter(); r.tables.update(callctx_build.build(r.tables))
@@ -143,7 +144,7 @@ def _sql_rows(tmp: Path) -> list[tuple[str, str]]:
     t_sql = best(lambda i: TRACELAKE + ["sql", "--lake", str(lake), query], 5)
     t_bare = best(lambda i: [sys.executable, "-c", "import duckdb"], 5)
     opened = run_measured(
-        "import time\nt = time.perf_counter()\nfrom tracelake.analysis.database import connect\n"
+        "import time\nt = time.perf_counter()\nfrom tracelake.lake.database import connect\n"
         f"con = connect({str(lake)!r})\nt1 = time.perf_counter()\n"
         f"con.sql({query!r}).fetchall()\n"
         "result = {'open': t1 - t, 'query': time.perf_counter() - t1}")

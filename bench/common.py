@@ -80,7 +80,7 @@ def run_measured(code: str, python: str = sys.executable) -> dict:
     """
     wrapper = (
         "import json\n"
-        "from tracelake.analysis.process_settings import prefer_jemalloc\n"
+        "from tracelake.jobs.process_settings import prefer_jemalloc\n"
         "prefer_jemalloc()\n"  # as the CLI does at start-up
         f"{code}\n"
         "out = dict(result)\n"

@@ -12,8 +12,8 @@ from tracelake.analysis import critpath_build
 from tracelake.analysis.critpath_graph import build_graph
 from tracelake.analysis.critpath_whatif import STANDARD_SCENARIOS, whatif
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.lake_writer import conform
-from tracelake.ingest.schema import TABLES
+from tracelake.lake.schema import TABLES
+from tracelake.lake.writer import conform
 
 from .common import REPO, SHARED, best_of
 from .kineto_ingest import REFERENCE

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracelake.analysis import run_job
-from tracelake.analysis.report_job import write_run_reports
+from tracelake.jobs import run_job
+from tracelake.jobs.report_job import write_run_reports
 
 from .common import REPO
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import msgspec
 from isal import isal_zlib
-from tracelake.analysis import __version__
 from tracelake.ingest import kineto_args, kineto_text
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.lake_writer import write_trace
+from tracelake.lake.version import __version__
+from tracelake.lake.writer import write_trace
 
 from .common import HTA_PYTHON, SHARED, best_of, run_measured
 

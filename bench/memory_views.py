@@ -18,10 +18,11 @@ import tempfile
 from pathlib import Path
 
 import pyarrow as pa
-from tracelake.analysis import __version__, callctx_build
-from tracelake.analysis.database import build_database, connect
+from tracelake.analysis import callctx_build
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.lake_writer import write_trace
+from tracelake.lake.database import build_database, connect
+from tracelake.lake.version import __version__
+from tracelake.lake.writer import write_trace
 
 from .common import SHARED, best_of
 from .kineto_ingest import REFERENCE

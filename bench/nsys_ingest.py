@@ -15,10 +15,10 @@ import tempfile
 from pathlib import Path
 
 import adbc_driver_sqlite.dbapi as adbc
-from tracelake.analysis import __version__
 from tracelake.ingest import nsys_reader
-from tracelake.ingest.lake_writer import write_trace
 from tracelake.ingest.nsys import ingest_nsys
+from tracelake.lake.version import __version__
+from tracelake.lake.writer import write_trace
 
 from .common import SHARED, best_of
 

@@ -2,7 +2,7 @@
 
 Runs on the GPU machine, where Nsight Systems is installed (not part of `make bench`):
 
-    python3 bench/nsys_stats_vs_tracelake.py --nsys PATH/TO/nsys --tracelake 'python3 -m tracelake.analysis.cli' \
+    python3 bench/nsys_stats_vs_tracelake.py --nsys PATH/TO/nsys --tracelake 'python3 -m tracelake.cli.main' \
         EXPORT.sqlite [EXPORT.sqlite ...]
 
 Every command is timed as a fresh process, end to end (median of --runs, after one warm-up), on the

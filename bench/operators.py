@@ -20,10 +20,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracelake.analysis import __version__, derive
-from tracelake.analysis.database import connect
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.lake_writer import write_trace
+from tracelake.lake import derive
+from tracelake.lake.database import connect
+from tracelake.lake.version import __version__
+from tracelake.lake.writer import write_trace
 
 from .common import SHARED
 from .kineto_ingest import REFERENCE

@@ -41,8 +41,9 @@ def _pages_bytes(index: Path) -> tuple[int, int]:
 
 
 def _section_shares(lake: Path) -> list[tuple[str, float]]:
-    from tracelake.analysis.database import ScopedDatabase, connect
-    from tracelake.analysis.report_views import shared_views
+    from tracelake.jobs.report_views import shared_views
+    from tracelake.lake.database import connect
+    from tracelake.lake.scoped import ScopedDatabase
     from tracelake.reports.data import frozen
 
     whole = connect(lake)

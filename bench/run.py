@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracelake.analysis import run_job
+from tracelake.jobs import run_job
 
 from .common import HTA_PYTHON, REPO, SHARED, compile_package, load_average, verdict
 

@@ -40,11 +40,10 @@ WHOLE_LAKE = {
 
 def _folders(lake: Path) -> list[str]:
     """Every folder with per-trace partitions: base tables and derived tables."""
-    from tracelake.analysis import derive
-    from tracelake.ingest import lake_layout
-    from tracelake.ingest.schema import TABLES
+    from tracelake.lake import derive, layout
+    from tracelake.lake.schema import TABLES
 
-    return list(TABLES) + [lake_layout.derived_folder(v, fp) for v, fp in derive.current().items()]
+    return list(TABLES) + [layout.derived_folder(v, fp) for v, fp in derive.current().items()]
 
 
 def _copy_id(demo: list[str], n: int) -> str:
@@ -54,15 +53,15 @@ def _copy_id(demo: list[str], n: int) -> str:
 def link_copies(lake: Path, pristine: Path, demo: list[str], numbers: range) -> None:
     """Copies `numbers` (round robin over the demo traces) as loose partitions, hard-linked from
     the demo traces' partitions kept in `pristine` (a lake folder of just them)."""
-    from tracelake.ingest import lake_layout
+    from tracelake.lake import layout
 
     folders = _folders(lake)
     for n in numbers:
         src_id, new = demo[n % len(demo)], _copy_id(demo, n)
         for folder in folders:
-            src = lake_layout.loose_file(pristine, folder, src_id)
+            src = layout.loose_file(pristine, folder, src_id)
             if src.exists():
-                dst = lake_layout.loose_file(lake, folder, new)
+                dst = layout.loose_file(lake, folder, new)
                 dst.parent.mkdir(parents=True)
                 os.link(src, dst)
 
@@ -75,21 +74,21 @@ def write_copies_segment(lake: Path, pristine: Path, demo: list[str], numbers: r
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
-    from tracelake.analysis.compact import ROW_GROUP_ROWS
-    from tracelake.ingest import lake_layout
+    from tracelake.lake import layout
+    from tracelake.lake.compact import ROW_GROUP_ROWS
 
     seg = f"bench-{numbers.start:05d}-{numbers.stop:05d}"
-    staging = lake / lake_layout.STAGING / f"bench.{seg}"
+    staging = lake / layout.STAGING / f"bench.{seg}"
     ids = sorted((_copy_id(demo, n), demo[n % len(demo)]) for n in numbers)
     dirs = {}
     for folder in _folders(lake):
-        files = {t: f for t in demo if (f := lake_layout.loose_file(pristine, folder, t)).exists()}
+        files = {t: f for t in demo if (f := layout.loose_file(pristine, folder, t)).exists()}
         if not files:
             continue
         tables = {t: pq.read_table(f) for t, f in files.items()}
         tables = {t: (tb.drop_columns(["trace_id"]) if "trace_id" in tb.column_names else tb) for t, tb in tables.items()}
         schema = next(iter(tables.values())).schema.append(pa.field("trace_id", pa.string()))
-        staged = lake_layout.staged_segment_file(staging, folder, seg)
+        staged = layout.staged_segment_file(staging, folder, seg)
         staged.parent.mkdir(parents=True, exist_ok=True)
         with pq.ParquetWriter(staged, schema, compression="zstd") as writer:
             for src in sorted(tables):  # the copies' ids sort by their demo trace's id first, then n
@@ -103,12 +102,12 @@ def write_copies_segment(lake: Path, pristine: Path, demo: list[str], numbers: r
                         "trace_id", pa.array(np.repeat(np.array(some, dtype=object), tb.num_rows), pa.string()))
                     writer.write_table(block.cast(schema), row_group_size=ROW_GROUP_ROWS)
         dirs[folder] = [new for new, src in ids if src not in files]
-        lake_layout.place_segment_file(lake, staging, folder, seg)
-    lake_layout.discard_staging(staging)
-    m = lake_layout.manifest(lake)
+        layout.place_segment_file(lake, staging, folder, seg)
+    layout.discard_staging(staging)
+    m = layout.manifest(lake)
     m["segments"][seg] = {"traces": [new for new, _ in ids], "dirs": dirs}
     m["generation"] = seg
-    lake_layout.write_manifest(lake, m)
+    layout.write_manifest(lake, m)
 
 
 def file_count(lake: Path) -> int:
@@ -125,7 +124,7 @@ def _queries(lake: Path, trace_id: str) -> dict:
     code = f"""
 import time
 t0 = time.perf_counter()
-from tracelake.analysis.database import connect
+from tracelake.lake.database import connect
 con = connect({str(lake)!r})
 con.execute("SET enable_progress_bar = false")
 open_s = time.perf_counter() - t0
@@ -162,7 +161,7 @@ def _load() -> str:
 def run(n1: int = 1000, n2: int = 10000, loose: int = LOOSE_AT_10K) -> list[tuple[str, str]]:
     """TRACELAKE_SCALE="n1,n2,loose" sets the sizes (the 10k segment takes 10+ minutes to write on a
     loaded 2-core disk)."""
-    from tracelake.ingest import lake_layout
+    from tracelake.lake import layout
 
     if os.environ.get("TRACELAKE_SCALE"):
         n1, n2, loose = (int(x) for x in os.environ["TRACELAKE_SCALE"].split(","))
@@ -177,7 +176,7 @@ def run(n1: int = 1000, n2: int = 10000, loose: int = LOOSE_AT_10K) -> list[tupl
         pristine = Path(tmp) / "pristine"  # the demo traces' partitions, linked before compaction moves them
         shutil.copytree(lake, pristine, copy_function=os.link, ignore=shutil.ignore_patterns("tracelake.duckdb"))
         demo = sorted(p.name.removeprefix("trace_id=") for p in (lake / "traces").iterdir())
-        big = max(demo, key=lambda t: os.path.getsize(lake_layout.loose_file(pristine, "api_calls", t)))
+        big = max(demo, key=lambda t: os.path.getsize(layout.loose_file(pristine, "api_calls", t)))
         probe = _copy_id(demo, len(demo) * (n1 // 10) + demo.index(big))  # a copy of the largest demo trace
 
         results = []

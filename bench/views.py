@@ -12,11 +12,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from tracelake.analysis import __version__
-from tracelake.analysis.database import build_database, connect
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.lake_layout import partition_dir
-from tracelake.ingest.lake_writer import write_trace
+from tracelake.lake.database import build_database, connect
+from tracelake.lake.layout import partition_dir
+from tracelake.lake.version import __version__
+from tracelake.lake.writer import write_trace
 
 from .common import SHARED
 

@@ -8,7 +8,7 @@ from .printable import path_text
 
 
 class ErrorKind(StrEnum):
-    """What kind of failure it is; the batch job decides by kind (analysis/run_job.py), never by message."""
+    """What kind of failure it is; the batch job decides by kind (jobs/run_job.py), never by message."""
 
     NOT_A_TRACE = "not_a_trace"  # the file is something else (a config.json, an unrelated SQLite database)
     BAD_TRACE = "bad_trace"  # a trace tracelake cannot read: empty, truncated, damaged, an unexported report

@@ -10,8 +10,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..lake.schema import EVENT_TABLES, TABLES
 from .printable import path_text
-from .schema import EVENT_TABLES, TABLES
 
 # Tables whose intervals make up a trace's span.
 _SPAN_TABLES = ("kernels", "memcpy", "memset", "graph_executions", "api_calls", "cpu_ops", "annotations",
@@ -66,7 +66,7 @@ def traces_row(*, source, path, file_bytes, content_sha256, tool, tool_version, 
         "metadata_json": orjson.dumps(metadata, default=str).decode(),
         "event_count": event_count,
         "ingested_at": dt.datetime.now(dt.UTC),
-        "tracelake_version": None,  # stamped by the lake writer (lake_writer.write_trace)
+        "tracelake_version": None,  # stamped by the lake writer (writer.write_trace)
     }
     schema = TABLES["traces"].arrow_schema
     return pa.Table.from_pylist([row], schema=schema)

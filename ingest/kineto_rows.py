@@ -13,6 +13,7 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..lake.schema import TABLES
 from . import kineto_args as A
 from .exact_time import duration_us_to_ns, us_to_ns
 from .kineto_decode import Event
@@ -23,7 +24,6 @@ from .names import (
     parse_memset_kind,
 )
 from .raw_text import JoinedTexts
-from .schema import TABLES
 
 SYNC_KIND = {
     "event_sync": "event_sync", "event sync": "event_sync", "stream_wait_event": "stream_wait",
@@ -78,7 +78,7 @@ def _table(name: str, cols: dict[str, Any]) -> pa.Table:
 
     Typed conversion skips pyarrow's type inference (which also tries to import dateutil each
     time: 350 failed imports, ~25 ms, per reference trace). A list the type does not hold (an
-    int past the range) is inferred instead; lake_writer.conform nulls what does not fit.
+    int past the range) is inferred instead; writer.conform nulls what does not fit.
     """
     schema = TABLES[name].arrow_schema
     arrays = {}

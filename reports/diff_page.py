@@ -1,5 +1,5 @@
 """What a diff page shows (`tracelake diff --format html`, and the index's run-to-run diffs): the
-diff object of analysis/diff.py (with its sides' steady_summary rows) turned into the page's
+diff object of jobs/diff.py (with its sides' steady_summary rows) turned into the page's
 headline, the causes' chart and table, and the two sides' steady states side by side. Numbers are
 formatted by the template with the theme's formats; every string is autoescaped."""
 
@@ -49,9 +49,9 @@ def steady_columns(summary: dict) -> tuple[list[dict], int]:
     return cols, left
 
 
-def page_data(result: dict, evidence: list[str]) -> dict:
-    """The template's values. evidence: a few words per cause (analysis/diff_output.evidence_text)."""
-    causes = [dict(c, evidence_text=e) for c, e in zip(result["causes"], evidence)]
+def page_data(result: dict) -> dict:
+    """The template's values; each cause with its evidence in a few words (evidence_text)."""
+    causes = [dict(c, evidence_text=evidence_text(c["evidence"])) for c in result["causes"]]
     st, steps, noise = result["step_time_ns"], result["steps"], result["noise"]
     verdict = "within noise" if noise["within_noise"] else ("slower" if st["change_ns"] > 0 else "faster")
     columns, left_out = steady_columns(result.get("summary") or {})
@@ -60,3 +60,24 @@ def page_data(result: dict, evidence: list[str]) -> dict:
             "causes": causes[:TABLE_CAUSES], "more_causes": max(0, len(causes) - TABLE_CAUSES),
             "causes_chart": causes_figure(result["causes"]), "steady_columns": columns, "steady_left_out": left_out,
             "steady_rows": STEADY_ROWS, "side_processes": SIDE_PROCESSES}
+
+
+def evidence_text(ev: dict) -> str:
+    """The evidence in a few words, beyond the per-step times the table shows."""
+    parts = []
+    for key, value in ev.items():
+        if key in ("base_ns_per_step", "new_ns_per_step"):
+            continue
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
+            parts.append(f"{key.replace('_per_step', '/step')} {_num(value[0])}->{_num(value[1])}")
+        elif isinstance(value, dict):
+            parts.append(", ".join(f"{k} {_num(v[0])}->{_num(v[1])}/step" for k, v in value.items()))
+        elif isinstance(value, list):
+            parts.append("; ".join(map(str, value)))
+        else:
+            parts.append(str(value))
+    return "; ".join(parts)
+
+
+def _num(v: float) -> str:
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:g}"

@@ -98,9 +98,9 @@ def index_report(con, links: dict[str, str], failures: list[dict], rows: list[di
         history=history, change_pct=data.CHANGE_PCT)
 
 
-def diff_report(result: dict, evidence: list[str], *, version: str, title: str | None = None) -> str:
-    """A diff page: `result` is analysis/diff.py's object (with 'summary', the sides' steady_summary
-    rows, when asked for); evidence: a few words per cause, in the order of result['causes']."""
+def diff_report(result: dict, *, version: str, title: str | None = None) -> str:
+    """A diff page (`tracelake diff --format html`, the index's run-to-run diffs): `result` is
+    jobs/diff.py's object (with 'summary', the sides' steady_summary rows, when asked for)."""
     title = title or f"tracelake diff: {result['base']} vs {result['new']}"
     return _ENV.get_template("diff.html.j2").render(title=title, version=version,
-                                                    **diff_page.page_data(result, evidence))
+                                                    **diff_page.page_data(result))

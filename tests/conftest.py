@@ -69,7 +69,7 @@ def corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def sample_lake(tmp_path_factory) -> Path:
-    from tracelake.analysis.cli import main
+    from tracelake.cli.main import main
 
     lake = tmp_path_factory.mktemp("sample") / "lake"
     assert main(["ingest", str(DATA), "--lake", str(lake), "--quiet"]) == 0
@@ -78,7 +78,7 @@ def sample_lake(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def corpus_lake(corpus, tmp_path_factory) -> Path:
-    from tracelake.analysis.cli import main
+    from tracelake.cli.main import main
 
     lake = tmp_path_factory.mktemp("corpus") / "lake"
     assert main(["ingest", str(corpus / "traces"), "--lake", str(lake), "--quiet"]) == 0
@@ -87,7 +87,7 @@ def corpus_lake(corpus, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def _sample_db(sample_lake):
-    from tracelake.analysis.database import connect
+    from tracelake.lake.database import connect
 
     con = connect(sample_lake)
     yield con
@@ -104,7 +104,7 @@ def sample_con(_sample_db):
 
 @pytest.fixture(scope="session")
 def _corpus_db(corpus_lake):
-    from tracelake.analysis.database import connect
+    from tracelake.lake.database import connect
 
     con = connect(corpus_lake)
     yield con

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
-from tracelake.analysis.cli import main
+from tracelake.cli.main import main
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import ErrorKind, TraceError
 
@@ -202,8 +202,8 @@ def test_values_too_large_for_their_column_become_null(tmp_path):
     events = [dict(_kernel(1.0, 1.0), args={"device": 2**31, "stream": 7, "correlation": 1, "grid": [2**40, 1, 1]})]
     result = ingest_file(str(_write(tmp_path, "huge.json", _trace(events))))
     lake = tmp_path / "lake"
-    from tracelake.analysis import __version__
-    from tracelake.ingest.lake_writer import write_trace
+    from tracelake.lake.version import __version__
+    from tracelake.lake.writer import write_trace
 
     write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
     import pyarrow.parquet as pq
@@ -465,8 +465,8 @@ def test_control_characters_in_names_and_trace_strings_are_escaped(tmp_path, cap
     assert "skip   " + str(src) + "/bad\\x1b[31m.json" in captured.out
     csv = tmp_path / "names.csv"
     with open(csv, "w") as f:  # not a terminal: CSV keeps the exact values
-        from tracelake.analysis.database import connect
-        from tracelake.analysis.output import write_result
+        from tracelake.cli.output import write_result
+        from tracelake.lake.database import connect
 
         con = connect(lake)
         write_result(con.sql("SELECT name FROM kernels WHERE name LIKE 'k%'"), "csv", f)
@@ -541,7 +541,7 @@ def test_sql_safe_mode(sample_lake, tmp_path, capsys):
 def test_sql_safe_mode_locks_only_its_own_connection(sample_lake, tmp_path, capsys):
     """DuckDB shares a database instance, settings included, among a process's connections to one
     file: the locks of --safe must not bind a connection that a library user holds open."""
-    from tracelake.analysis.database import connect
+    from tracelake.lake.database import connect
 
     held = connect(sample_lake)
     try:
@@ -559,7 +559,7 @@ def test_sql_safe_mode_locks_only_its_own_connection(sample_lake, tmp_path, caps
 def test_a_failed_database_build_leaves_no_temporary_file(sample_lake, tmp_path, monkeypatch):
     import shutil
 
-    from tracelake.analysis import database
+    from tracelake.lake import database
 
     lake = tmp_path / "lake"
     shutil.copytree(sample_lake, lake)
@@ -587,7 +587,7 @@ def test_a_damaged_trace_in_the_lake_does_not_poison_later_runs(tmp_path, capsys
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert [f["status"] for f in summary["files"]] == ["ok"]
-    from tracelake.analysis.database import connect
+    from tracelake.lake.database import connect
 
     con = connect(tmp_path / "out" / "lake")
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tracelake.analysis.cli import main
+from tracelake.cli.main import main
 
 GEMM = "(gemm|nvjet|cutlass)"
 

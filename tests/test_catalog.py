@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from tracelake.analysis import catalog
+from tracelake.lake import catalog
 
 FILES = catalog.load_files()
 _HEADER = re.compile(r"^-- ([A-Za-z_]\w*)(?:\([^)]*\))?: ")

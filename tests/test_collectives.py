@@ -21,8 +21,8 @@ BUS_FACTOR_4 = {"all_reduce": 1.5, "all_gather": 0.75, "reduce_scatter": 0.75, "
 
 @pytest.fixture(scope="module")
 def _db(tmp_path_factory):
-    from tracelake.analysis.cli import main
-    from tracelake.analysis.database import connect
+    from tracelake.cli.main import main
+    from tracelake.lake.database import connect
 
     lake = tmp_path_factory.mktemp("collectives") / "lake"
     files = sorted(str(p) for d in (COLLECTIVES, DDP) for p in d.glob("rank*.pt.trace.json.gz"))
@@ -202,9 +202,9 @@ def test_pytorch_and_nsight_ddp_recordings_agree(corpus_con):
 
 
 def test_report_shows_bandwidth_waits_and_the_runs_ranks(con):
-    from tracelake.analysis.database import connect_scoped
-    from tracelake.analysis.report_job import lake_path
-    from tracelake.analysis.report_views import shared_views
+    from tracelake.jobs.report_job import lake_path
+    from tracelake.jobs.report_views import shared_views
+    from tracelake.lake.scoped import connect_scoped
     from tracelake.reports import data
     from tracelake.reports.render import index_report, trace_page
 

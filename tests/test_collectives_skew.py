@@ -31,8 +31,8 @@ EVENT_COST_NS = (2_000, 6_000)  # what the events add around the kernel (start/e
 @pytest.fixture(scope="module")
 def calls(tmp_path_factory):
     """(truth per rank, instance row) for each issued call, in issue order (barriers aside)."""
-    from tracelake.analysis.cli import main
-    from tracelake.analysis.database import connect
+    from tracelake.cli.main import main
+    from tracelake.lake.database import connect
 
     lake = tmp_path_factory.mktemp("skew") / "lake"
     files = sorted(str(p) for p in SKEW.glob("rank*.pt.trace.json.gz"))

@@ -1,4 +1,4 @@
-"""Compaction (analysis/compact.py): a compacted lake answers every view exactly as the lake of loose
+"""Compaction (lake/compact.py): a compacted lake answers every view exactly as the lake of loose
 partitions did, also with traces ingested after it, re-ingested, removed or re-derived, and after a
 compaction stopped at any point."""
 
@@ -9,11 +9,11 @@ import shutil
 
 import pytest
 from conftest import DATA
-from tracelake.analysis import compact as compaction
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
-from tracelake.ingest import lake_layout
-from tracelake.ingest.schema import TABLES
+from tracelake.cli.main import main
+from tracelake.lake import compact as compaction
+from tracelake.lake import layout
+from tracelake.lake.database import connect
+from tracelake.lake.schema import TABLES
 
 SMALL = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"
 
@@ -63,7 +63,7 @@ def lake(sample_lake, tmp_path):
 
 
 def _small_id(lake) -> str:
-    return next(t for t in lake_layout.complete_trace_ids(lake) if t.startswith(SMALL.name.split(".pt.")[0]))
+    return next(t for t in layout.complete_trace_ids(lake) if t.startswith(SMALL.name.split(".pt.")[0]))
 
 
 def test_compacted_lake_answers_every_view_as_before(lake, reference):
@@ -95,25 +95,25 @@ def _assert_segments_sorted(lake) -> None:
 
 def test_traces_ingested_reingested_and_removed_after_compaction(lake, reference):
     small = _small_id(lake)
-    lake_layout.delete_trace(lake, small)
+    layout.delete_trace(lake, small)
     compaction.compact(lake)
     assert main(["ingest", str(SMALL), "--lake", str(lake), "--quiet"]) == 0  # loose, beside the segment
-    assert lake_layout.loose_trace_ids(lake, "kernels") == {small}
+    assert layout.loose_trace_ids(lake, "kernels") == {small}
     assert _differ(snapshot(lake), reference) == []
 
     compaction.compact(lake)  # now in the new segment: the same file again
     assert main(["ingest", str(SMALL), "--lake", str(lake), "--quiet"]) == 0
     assert _differ(snapshot(lake), reference) == [], "re-ingested rows counted twice, or the old ones kept"
 
-    other = next(t for t in lake_layout.complete_trace_ids(lake) if t != small)
-    lake_layout.delete_trace(lake, other)
+    other = next(t for t in layout.complete_trace_ids(lake) if t != small)
+    layout.delete_trace(lake, other)
     gone = snapshot(lake, f"WHERE trace_id = '{other}'")
     assert all(rows == [] for rows in gone.values()), [k for k, rows in gone.items() if rows]
     summary = compaction.compact(lake)  # rewrites the segments whose rows were voided
-    assert summary.segments_rewritten >= 1 and not (lake / lake_layout.COMPACTED / "removed").exists()
+    assert summary.segments_rewritten >= 1 and not (lake / layout.COMPACTED / "removed").exists()
     _assert_segments_sorted(lake)
-    assert len(lake_layout.manifest(lake)["segments"]) == 1
-    assert other not in lake_layout.complete_trace_ids(lake)
+    assert len(layout.manifest(lake)["segments"]) == 1
+    assert other not in layout.complete_trace_ids(lake)
     keep = f"WHERE trace_id <> '{other}'"
     base = ["traces", "kernels", "memcpy", "api_calls", "cpu_ops", "kernel_summary", "findings", "steps"]
     after = snapshot(lake, keep)
@@ -124,7 +124,7 @@ def test_a_compaction_stopped_before_its_commit_leaves_the_lake_as_it_was(lake, 
     def killed(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(lake_layout, "write_manifest", killed)
+    monkeypatch.setattr(layout, "write_manifest", killed)
     with pytest.raises(KeyboardInterrupt):
         compaction.compact(lake)
     monkeypatch.undo()
@@ -136,14 +136,14 @@ def test_a_compaction_stopped_before_its_commit_leaves_the_lake_as_it_was(lake, 
 
 
 def test_a_compaction_stopped_after_its_commit_is_finished_by_the_next_command(lake, reference, monkeypatch):
-    finish = lake_layout.finish_compaction
+    finish = layout.finish_compaction
 
     def killed(lake_dir):
-        if lake_layout.manifest(lake_dir).get("cleanup"):
+        if layout.manifest(lake_dir).get("cleanup"):
             raise KeyboardInterrupt
         finish(lake_dir)
 
-    monkeypatch.setattr(lake_layout, "finish_compaction", killed)
+    monkeypatch.setattr(layout, "finish_compaction", killed)
     with pytest.raises(KeyboardInterrupt):
         compaction.compact(lake)
     monkeypatch.undo()
@@ -153,12 +153,12 @@ def test_a_compaction_stopped_after_its_commit_is_finished_by_the_next_command(l
 
 
 def test_run_compacts_by_itself_and_knows_the_compacted_traces(tmp_path, reference, monkeypatch):
-    from tracelake.analysis.run_job import run
+    from tracelake.jobs.run_job import run
 
     monkeypatch.setattr(compaction, "AUTO_LOOSE", 3)  # 1,000 in use
     run([str(DATA)], tmp_path / "out", jobs=1)
     lake = tmp_path / "out" / "lake"
-    assert lake_layout.manifest(lake)["segments"] and not lake_layout.loose_trace_ids(lake, "kernels")
+    assert layout.manifest(lake)["segments"] and not layout.loose_trace_ids(lake, "kernels")
     assert _differ(snapshot(lake), reference) == []
     again = run([str(DATA)], tmp_path / "out", jobs=1)  # the files' rows are found in the segment
     assert {f["status"] for f in again.files} - {"skipped"} == {"unchanged"}
@@ -170,5 +170,5 @@ def test_a_changed_view_is_derived_again_from_the_compacted_tables(lake, referen
     changed = dict(fingerprints, kernel_summary="0" * 12, findings="1" * 12)
     monkeypatch.setattr(compaction.derive, "current", lambda: changed)
     after = snapshot(lake)  # opening the lake derives them again, reading the segments
-    assert len(lake_layout.loose_trace_ids(lake, lake_layout.derived_folder("kernel_summary", "0" * 12))) == 4
+    assert len(layout.loose_trace_ids(lake, layout.derived_folder("kernel_summary", "0" * 12))) == 4
     assert _differ(after, reference) == []

@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 from conftest import DATA, REPO
 from tracelake.analysis import critpath_build, critpath_whatif
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
+from tracelake.cli.main import main
 from tracelake.ingest.dispatch import ingest_file
+from tracelake.lake.database import connect
 
 GOLDEN = REPO / "tests" / "golden" / "critical_path"
 RECORDED = REPO / "tests" / "recorded"

@@ -11,9 +11,9 @@ import polars as pl
 import pytest
 from conftest import REPO
 from tracelake.analysis import critpath_whatif
-from tracelake.analysis.cli import main
 from tracelake.analysis.critpath_scenarios import GRAPH_GAP_NS, LAUNCHES_AS_GRAPH, STEP_AS_GRAPH, parse_scale
-from tracelake.analysis.database import connect
+from tracelake.cli.main import main
+from tracelake.lake.database import connect
 
 RECORDED = REPO / "tests" / "recorded"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
+from tracelake.cli.main import main
+from tracelake.lake.database import connect
 
 distributed = pytest.importorskip("distributed")  # the optional extra tracelake[dask]
 
@@ -80,7 +80,7 @@ def test_a_failing_page_does_not_stop_the_others(cluster, traces, tmp_path, caps
     pages.mkdir(parents=True)
     (pages / f".{mnist}.html.123.456.tmp").write_text("half a page")  # left by a killed worker
     (pages / f"{mnist}.html").write_text("an old page of other data")
-    from tracelake.analysis.report_job import write_reports
+    from tracelake.jobs.report_job import write_reports
 
     errors: list[dict] = []
     con = connect(out / "lake")

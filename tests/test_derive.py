@@ -1,4 +1,4 @@
-"""Materialized views (analysis/derive.py): the derived table the lake's database serves for a trace
+"""Materialized views (lake/derive.py): the derived table the lake's database serves for a trace
 equals the view evaluated directly over the lake's tables, and derivation is incremental."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import shutil
 import duckdb
 import pytest
 from conftest import DATA
-from tracelake.analysis import catalog, derive
-from tracelake.analysis.database import ScopedDatabase, build_database, connect
-from tracelake.ingest import lake_layout
+from tracelake.lake import catalog, derive, layout
+from tracelake.lake.database import build_database, connect
+from tracelake.lake.scoped import ScopedDatabase
 
 MATERIALIZED = derive.current()
 
@@ -38,7 +38,7 @@ def _check_lake(lake, trace_ids: list[str] | None = None) -> int:
     """Every materialized view served by the lake's database, for each trace, against the view
     evaluated directly on an in-memory database of the whole lake (or of the traces' runs)."""
     served = connect(lake)
-    ids = trace_ids or sorted(lake_layout.complete_trace_ids(lake))
+    ids = trace_ids or sorted(layout.complete_trace_ids(lake))
     keys = derive.run_keys(lake)
     scope = sorted(t for t in keys if keys[t] in {keys[i] for i in ids})
     direct = ScopedDatabase(lake).load(scope)
@@ -92,16 +92,16 @@ def test_views_derived_in_threads_equal_those_derived_one_at_a_time(sample_lake,
     """derive_scope evaluates views whose inputs are done at once, in threads: with 6 threads the
     partitions hold the same rows as with one, and no view fails (a view read before the one it
     depends on was ready would fail or read the unreplaced view)."""
-    ids = sorted(lake_layout.complete_trace_ids(sample_lake))
+    ids = sorted(layout.complete_trace_ids(sample_lake))
     targets = {t: list(MATERIALIZED) for t in ids}
     rows = {}
     for threads in (1, 6):
         lake = tmp_path / f"lake{threads}"
-        shutil.copytree(sample_lake, lake, ignore=shutil.ignore_patterns(lake_layout.DERIVED, "*.duckdb"))
+        shutil.copytree(sample_lake, lake, ignore=shutil.ignore_patterns(layout.DERIVED, "*.duckdb"))
         assert derive.derive_scope(str(lake), ids, targets, threads) == []
         con = duckdb.connect()
         rows[threads] = {view: _rows(con, "SELECT * FROM read_parquet(?, hive_partitioning = true)",
-                                     [str(lake / lake_layout.DERIVED / f"{view}@{fp}" / "**" / "*.parquet")])
+                                     [str(lake / layout.DERIVED / f"{view}@{fp}" / "**" / "*.parquet")])
                          for view, fp in MATERIALIZED.items()}
         con.close()
     assert rows[1].keys() == rows[6].keys() and sum(map(len, rows[1].values())) > 1000
@@ -111,7 +111,7 @@ def test_views_derived_in_threads_equal_those_derived_one_at_a_time(sample_lake,
 
 
 def _inodes(lake) -> dict:
-    return {p.relative_to(lake).as_posix(): p.stat().st_ino for p in (lake / lake_layout.DERIVED).rglob("*.parquet")}
+    return {p.relative_to(lake).as_posix(): p.stat().st_ino for p in (lake / layout.DERIVED).rglob("*.parquet")}
 
 
 def test_a_changed_view_is_derived_again_alone_from_the_lake(sample_lake, tmp_path, monkeypatch):
@@ -124,13 +124,13 @@ def test_a_changed_view_is_derived_again_alone_from_the_lake(sample_lake, tmp_pa
     after = _inodes(lake)
     new = {p for p in after if p not in before}
     assert new and all(p.startswith("derived/kernel_summary@000000000000/") for p in new)
-    assert len(new) == len(lake_layout.complete_trace_ids(lake))
+    assert len(new) == len(layout.complete_trace_ids(lake))
     assert not any(p.startswith(f"derived/kernel_summary@{MATERIALIZED['kernel_summary']}/") for p in after)
     assert all(after[p] == before[p] for p in after if p in before)  # nothing else written again
 
 
 def test_run_derives_only_the_changed_trace(tmp_path):
-    from tracelake.analysis import run_job
+    from tracelake.jobs import run_job
 
     src = tmp_path / "traces"
     src.mkdir()

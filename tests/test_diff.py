@@ -16,8 +16,8 @@ import sys
 import pytest
 from conftest import REPO
 from tracelake.analysis import diff_gate, diff_noise
-from tracelake.analysis.diff import DiffInputError, diff
-from tracelake.analysis.ingest_job import ingest_paths
+from tracelake.jobs.diff import DiffInputError, diff
+from tracelake.jobs.ingest_job import ingest_paths
 
 RECORDED = REPO / "tests" / "recorded"
 TRUTH = json.loads((RECORDED / "diff_h100_truth.json").read_text())
@@ -103,7 +103,7 @@ def test_base_against_base_is_within_noise(lake, source, other):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", "diff", *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "tracelake.cli.main", "diff", *map(str, args)],
                           cwd=REPO, capture_output=True, text=True)
 
 

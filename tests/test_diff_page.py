@@ -15,9 +15,10 @@ from browser import chromium, open_checked
 from conftest import REPO
 from page_reader import read
 from test_memory import ACTIVATION, BASE, EXTRA, LEAK, _training_trace
-from tracelake.analysis.cli import main
-from tracelake.analysis.diff import diff
-from tracelake.analysis.diff_output import as_html
+from tracelake.cli.main import main
+from tracelake.jobs.diff import diff
+from tracelake.lake.version import __version__
+from tracelake.reports.render import diff_report
 from tracelake.reports.theme import short
 
 RECORDED = REPO / "tests" / "recorded"
@@ -86,7 +87,7 @@ def test_odd_names_are_escaped(lake):
     r["base"] = odd
     r["causes"][0]["name"] = odd
     r["summary"]["base"][0]["main_idle_cause"] = odd
-    html = as_html(r)
+    html = diff_report(r, version=__version__)
     assert "<script>" not in html and "<b>" not in html
     assert "&lt;script&gt;alert(" in html
     assert read(html).tables["causes"][-1].rows[0][1].text == odd
@@ -124,7 +125,7 @@ def test_memory_cause_is_the_steady_steps_peak(tmp_path):
         (tmp_path / f"{name}.json").write_text(json.dumps(_training_trace(leak)))
     lake = tmp_path / "lake"
     assert main(["ingest", str(tmp_path / "leaky.json"), str(tmp_path / "steady.json"), "--lake", str(lake), "-q"]) == 0
-    from tracelake.analysis.database import connect
+    from tracelake.lake.database import connect
 
     con = connect(lake)
     try:

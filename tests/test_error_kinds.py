@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
-from tracelake.analysis import run_job
 from tracelake.ingest.dispatch import ingest_file
 from tracelake.ingest.errors import ErrorKind, TraceError
+from tracelake.jobs import run_job
 
 MNIST = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import page_reader
 import pytest
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
-from tracelake.analysis.report_job import write_reports
+from tracelake.cli.main import main
+from tracelake.jobs.report_job import write_reports
+from tracelake.lake.database import connect
 
 LINK = re.compile(r'<a href="([^"]+\.trace\.json\.gz)">at ([0-9.]+) s</a>')
 

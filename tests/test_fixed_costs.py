@@ -12,9 +12,10 @@ import sys
 import duckdb
 import polars as pl
 from conftest import DATA
-from tracelake.analysis import callctx_build, database
-from tracelake.analysis.ingest_job import ingest_paths
+from tracelake.analysis import callctx_build
 from tracelake.ingest.nesting import parent_and_depth
+from tracelake.jobs.ingest_job import ingest_paths
+from tracelake.lake import database
 
 
 def _views(db) -> list[tuple]:
@@ -62,7 +63,7 @@ def test_a_query_process_loads_no_ingester(tmp_path, monkeypatch):
     ingest_paths([str(DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz")], lake)
     code = ("import sys\nfrom tracelake.analysis import commands\n"
             f"con = commands.connect({str(lake)!r})\ncon.sql('SELECT count(*) FROM kernel_summary').fetchall()\n"
-            "print(sorted(m for m in ('pyarrow', 'polars', 'tracelake.ingest.kineto', 'tracelake.ingest.schema',"
+            "print(sorted(m for m in ('pyarrow', 'polars', 'tracelake.ingest.kineto', 'tracelake.lake.schema',"
             " 'tracelake.reports.charts') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -148,7 +148,7 @@ def test_terminal_text_never_lets_a_control_character_through(parts):
 @settings(max_examples=15, deadline=None)
 @given(st.binary(min_size=1, max_size=24).filter(lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b"..")))
 def test_any_file_name_is_ingested_and_shown_safely(name):
-    from tracelake.analysis.ingest_job import ingest_one
+    from tracelake.jobs.ingest_job import ingest_one
 
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(os.fsencode(tmp), name + b".json")

@@ -7,8 +7,8 @@ import gzip
 import json
 
 from conftest import DATA
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
+from tracelake.cli.main import main
+from tracelake.lake.database import connect
 
 
 def _kernel(name, ts, dur, corr):

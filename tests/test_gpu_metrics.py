@@ -24,8 +24,8 @@ VIEWS = ("gpu_metrics", "gpu_metric_samples", "nvtx_gpu_metrics", "nvtx_range_gp
 
 @pytest.fixture(scope="module")
 def con(tmp_path_factory):
-    from tracelake.analysis.cli import main
-    from tracelake.analysis.database import connect
+    from tracelake.cli.main import main
+    from tracelake.lake.database import connect
 
     lake = tmp_path_factory.mktemp("gpu_metrics") / "lake"
     assert main(["ingest", str(RECORDED / f"{STEM}.sqlite.gz"), "--lake", str(lake), "--quiet"]) == 0

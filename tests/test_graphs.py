@@ -29,8 +29,8 @@ def truth(stem: str) -> dict:
 
 @pytest.fixture(scope="module")
 def con(tmp_path_factory):
-    from tracelake.analysis.cli import main
-    from tracelake.analysis.database import connect
+    from tracelake.cli.main import main
+    from tracelake.lake.database import connect
 
     lake = tmp_path_factory.mktemp("graphs") / "lake"
     files = [str(RECORDED / (stem + ext)) for stem, ext in TRACES.items()]
@@ -215,8 +215,8 @@ def test_capture_and_warmup_told_apart_from_replays(con):
 
 @pytest.mark.corpus
 def test_vllm_capture_trace_gets_steps_and_a_steady_state(corpus, tmp_path):
-    from tracelake.analysis.cli import main
-    from tracelake.analysis.database import connect
+    from tracelake.cli.main import main
+    from tracelake.lake.database import connect
 
     lake = tmp_path / "lake"
     assert main(["ingest", str(corpus / "traces" / "pytorch" / VLLM), "--lake", str(lake), "--quiet"]) == 0

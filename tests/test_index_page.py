@@ -14,8 +14,8 @@ import re
 
 import pytest
 from conftest import DATA
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
+from tracelake.cli.main import main
+from tracelake.lake.database import connect
 from tracelake.reports.data import index_rows, run_rows
 from tracelake.reports.render import index_report
 

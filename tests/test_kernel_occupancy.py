@@ -55,8 +55,8 @@ RECORDED = Path(__file__).parent / "recorded" / "torch-2.11_occupancy-configs_h1
 
 @pytest.fixture(scope="module")
 def recorded_con(tmp_path_factory):
-    from tracelake.analysis.cli import main
-    from tracelake.analysis.database import connect
+    from tracelake.cli.main import main
+    from tracelake.lake.database import connect
 
     lake = tmp_path_factory.mktemp("occupancy") / "lake"
     assert main(["ingest", f"{RECORDED}.pt.trace.json.gz", "--lake", str(lake), "--quiet"]) == 0

@@ -10,7 +10,7 @@ import pytest
 from conftest import DATA, corpus_files, ids
 from tracelake.ingest import kineto, kineto_decode
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.lake_writer import conform
+from tracelake.lake.writer import conform
 
 CORPUS_JSON = corpus_files("pytorch")
 MNIST = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"

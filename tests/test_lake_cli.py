@@ -12,11 +12,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from conftest import DATA, REPO, SAMPLE_FILES
-from tracelake.analysis import database
-from tracelake.analysis.cli import main
-from tracelake.analysis.schema_doc import render
-from tracelake.ingest import lake_layout
-from tracelake.ingest.schema import EVENT_TABLES, TABLES
+from tracelake.cli.main import main
+from tracelake.lake import database, layout
+from tracelake.lake.schema import EVENT_TABLES, TABLES
+from tracelake.lake.schema_doc import render
+from tracelake.lake.scoped import ScopedDatabase
 
 TRACE_FILES = [p for p in SAMPLE_FILES if p.name.endswith((".gz", ".json", ".sqlite"))]
 
@@ -77,10 +77,10 @@ def test_exit_codes(sample_lake, tmp_path, capsys):
 
 
 def test_help_everywhere():
-    from tracelake.analysis.commands import COMMANDS
+    from tracelake.cli.commands import COMMANDS
 
     for cmd in ([], *([c] for c in COMMANDS)):
-        out = subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", *cmd, "--help"], capture_output=True,
+        out = subprocess.run([sys.executable, "-m", "tracelake.cli.main", *cmd, "--help"], capture_output=True,
                              text=True, cwd=REPO)
         assert out.returncode == 0 and "usage: tracelake" in out.stdout, cmd
         assert f"Example: tracelake {cmd[0] if cmd else ''}" in out.stdout, cmd
@@ -141,11 +141,11 @@ def test_reingest_replaces_and_crash_leftovers_are_removed(tmp_path, monkeypatch
         real_replace(src, dst)
 
     other = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
-    monkeypatch.setattr(lake_layout.os, "replace", crash_after_three)
+    monkeypatch.setattr(layout.os, "replace", crash_after_three)
     assert main(["ingest", str(other), "--lake", str(lake), "-q"]) == 130  # Ctrl-C: one line, exit 130
-    monkeypatch.setattr(lake_layout.os, "replace", real_replace)
+    monkeypatch.setattr(layout.os, "replace", real_replace)
     assert len(list((lake / "devices").iterdir())) == 2  # the half-written trace is on disk ...
-    removed = lake_layout.remove_incomplete(lake)
+    removed = layout.remove_incomplete(lake)
     assert len(removed) == 1 and removed[0].startswith("torch-2.11_mnist")
     assert len(list((lake / "devices").iterdir())) == 1  # ... and gone before the next write
     assert not (lake / ".staging").exists()
@@ -169,7 +169,7 @@ def test_scoped_database_answers_as_the_whole_lake_after_swapping_scopes(sample_
         "steps": "SELECT step, wall_ns, gpu_idle_ns FROM steps WHERE trace_id = ? ORDER BY pid, step_index",
     }
     ids = [r[0] for r in sample_con.sql("SELECT trace_id FROM traces ORDER BY file_name").fetchall()]
-    db = database.ScopedDatabase(sample_lake)
+    db = ScopedDatabase(sample_lake)
     try:
         for trace_id in ids + ids[:1]:  # the first again, after the others
             con = db.load([trace_id])

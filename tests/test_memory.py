@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
+from tracelake.cli.main import main
+from tracelake.lake.database import connect
 
 MIB = 1 << 20
 BASE = 1024 * MIB  # allocated before the trace: parameters and optimizer state

@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tracelake.analysis.database import connect
+from tracelake.lake.database import connect
 
 REPO = Path(__file__).resolve().parents[1]
 RECORDED = REPO / "tests" / "recorded"
@@ -27,7 +27,7 @@ NSYS_RESNET = "nsys-2025.3.1_resnet50-train-bf16-shapes_h100"
 
 @pytest.fixture(scope="module")
 def recorded_con(tmp_path_factory):
-    from tracelake.analysis.cli import main
+    from tracelake.cli.main import main
 
     lake = tmp_path_factory.mktemp("ops") / "lake"
     files = [str(RECORDED / f"{name}.pt.trace.json.gz") for name in (GPT, RESNET, ODD)]
@@ -211,7 +211,7 @@ def test_nsight_autograd_nvtx_ranges_use_the_same_models(corpus_con):
 
 def test_a_lake_written_before_the_operator_tree_columns_still_opens(tmp_path):
     import pyarrow.parquet as pq
-    from tracelake.analysis.cli import main
+    from tracelake.cli.main import main
 
     lake = tmp_path / "lake"
     assert main(["ingest", str(RECORDED / f"{ODD}.pt.trace.json.gz"), "--lake", str(lake), "--quiet"]) == 0

@@ -15,8 +15,8 @@ import page_reader
 import pytest
 from conftest import DATA, corpus_files, ids
 from nsys_oracle import read_oracle
-from tracelake.analysis.database import ScopedDatabase
-from tracelake.analysis.report_views import shared_views
+from tracelake.jobs.report_views import shared_views
+from tracelake.lake.scoped import ScopedDatabase
 from tracelake.reports import data, trace_charts
 from tracelake.reports.render import trace_page
 

@@ -3,8 +3,8 @@ a page must not depend on which other traces are loaded beside its run's."""
 
 from __future__ import annotations
 
-from tracelake.analysis import report_job, report_views
-from tracelake.analysis.database import ScopedDatabase
+from tracelake.jobs import report_job, report_views
+from tracelake.lake.scoped import ScopedDatabase
 from tracelake.reports import data, sections
 from tracelake.reports.render import trace_page
 
@@ -32,8 +32,8 @@ def test_batches_merge_small_runs_keep_big_ones_alone_and_start_the_costliest():
 
 def test_views_are_frozen_in_catalog_order():
     """What a frozen view reads is frozen before it; findings last, after each of its rules."""
-    from tracelake.analysis import catalog
-    from tracelake.ingest.schema import TABLES
+    from tracelake.lake import catalog
+    from tracelake.lake.schema import TABLES
 
     files = catalog.load_files()
     order = [name for f in catalog.ordered(files, set(TABLES)) for name in f.creates]

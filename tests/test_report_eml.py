@@ -10,7 +10,7 @@ from email import policy
 from email.utils import parseaddr, parsedate_to_datetime
 
 from conftest import DATA
-from tracelake.analysis.cli import main
+from tracelake.cli.main import main
 
 
 def test_eml_of_a_one_trace_lake_needs_no_trace(tmp_path, capsys):

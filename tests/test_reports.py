@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from browser import chromium, open_checked
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
-from tracelake.analysis.report_job import write_reports
+from tracelake.cli.main import main
+from tracelake.jobs.report_job import write_reports
+from tracelake.lake.database import connect
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +54,9 @@ def test_reports_for_the_sample_lake(sample_reports):
 
 def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
     """Pages render charts without Altair's schema validation (for speed): validate them here."""
-    from tracelake.analysis.database import ScopedDatabase
-    from tracelake.analysis.report_job import lake_path
-    from tracelake.analysis.report_views import shared_views
+    from tracelake.jobs.report_job import lake_path
+    from tracelake.jobs.report_views import shared_views
+    from tracelake.lake.scoped import ScopedDatabase
     from tracelake.reports import charts, data
     from tracelake.reports.render import trace_report
 
@@ -204,8 +204,8 @@ def test_report_in_headless_chromium(sample_reports, tmp_path):
 def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
     """The 2-rank DDP recordings: the PyTorch run (one file per rank) and the Nsight export (two
     processes in one file). Each rank's page lists both ranks, the other rank's page linked."""
-    from tracelake.analysis.database import connect_scoped
-    from tracelake.analysis.report_job import lake_path, trace_scopes
+    from tracelake.jobs.report_job import lake_path, trace_scopes
+    from tracelake.lake.scoped import connect_scoped
     from tracelake.reports import data
     from tracelake.reports.render import trace_report
 
@@ -229,7 +229,7 @@ def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
         finally:
             scoped.close()
     # re-rendering one rank's page re-renders its sibling's too (their per-rank tables agree)
-    from tracelake.analysis.report_job import write_reports
+    from tracelake.jobs.report_job import write_reports
 
     write_reports(corpus_con, tmp_path / "r", trace_ids=torch_ids)
     pages = {t: tmp_path / "r" / "traces" / f"{t}.html" for t in torch_ids}

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from conftest import DATA, REPO
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
+from tracelake.cli.main import main
+from tracelake.lake.database import connect
 
 MNIST = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
 MLP = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"
@@ -94,7 +94,7 @@ def test_kill_dash_nine_then_rerun_equals_a_clean_run(tmp_path):
             shutil.copy(f, src / f"{i}-{f.name}")
         with open(src / f"{i}-{MNIST.name}", "ab") as fh:
             fh.write(b"\0" * (i + 1))  # trailing bytes after the gzip stream: same events, new hash
-    cmd = [sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--jobs", "2", "-q", "--no-reports"]
+    cmd = [sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--jobs", "2", "-q", "--no-reports"]
     proc = subprocess.Popen(cmd + ["--out", str(tmp_path / "killed")], cwd=REPO, start_new_session=True)
     time.sleep(2.5)
     os.killpg(proc.pid, signal.SIGKILL)
@@ -132,7 +132,7 @@ def test_progress_names_each_stage_and_the_summary_times_the_whole_run(tmp_path)
     src.mkdir()
     for f in (MNIST, MLP):
         shutil.copy(f, src / f.name)
-    proc = subprocess.Popen([sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out",
+    proc = subprocess.Popen([sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--out",
                              str(tmp_path / "out"), "--jobs", "2"], cwd=REPO, stderr=subprocess.PIPE, text=True)
     lines = _timed_lines(proc)
     assert proc.wait() == 0
@@ -153,7 +153,7 @@ def test_progress_on_a_terminal_counts_pages_with_the_time_left(tmp_path):
     for f in (MNIST, MLP):
         shutil.copy(f, src / f.name)
     main_fd, sub_fd = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out",
+    proc = subprocess.Popen([sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--out",
                              str(tmp_path / "out"), "--jobs", "2"], cwd=REPO, stderr=sub_fd, stdout=subprocess.DEVNULL)
     os.close(sub_fd)
     seen = b""

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 from conftest import DATA, REPO
-from tracelake.analysis import stats
-from tracelake.analysis.cli import main
+from tracelake.cli import stats
+from tracelake.cli.main import main
 
 NSYS = DATA / "nsys-2025.3.1_cnn-train-pageable_h100.sqlite.gz"
 MNIST = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
@@ -96,7 +96,7 @@ def _table_rows(text: str) -> list[list[str]]:
 def test_piped_stats_keep_full_names_and_show_percentages_as_nsys_does():
     """A real process whose stdout is a pipe: every kernel name whole, equal to NVIDIA's; time_pct
     shown as a percentage, equal to NVIDIA's Time (%) (rounded to one decimal as nsys prints it)."""
-    done = subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", "stats", str(NSYS), "--report",
+    done = subprocess.run([sys.executable, "-m", "tracelake.cli.main", "stats", str(NSYS), "--report",
                            "cuda_gpu_kern_sum"], capture_output=True, text=True, cwd=REPO, check=True)
     header, *_ = (line for line in done.stdout.splitlines() if "time_pct" in line)
     assert [c.strip() for c in header.strip("│").split("│")][0] == "time_pct"
@@ -153,7 +153,7 @@ def test_headline_numbers_of_a_run_are_one_table_a_row_per_rank(corpus, capsys):
 def test_a_reader_that_stops_early_gets_no_error_line():
     """`tracelake stats ... | head`: the reader goes away while stats still writes; the process ends
     quietly (141, as a tool SIGPIPE ended), where it printed "error  Broken pipe" before."""
-    proc = subprocess.Popen([sys.executable, "-m", "tracelake.analysis.cli", "stats", str(NSYS), str(MNIST)],
+    proc = subprocess.Popen([sys.executable, "-m", "tracelake.cli.main", "stats", str(NSYS), str(MNIST)],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout.readline() == b"\n"  # the first table's blank line: the next ones are not written yet
     proc.stdout.close()

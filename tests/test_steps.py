@@ -42,8 +42,8 @@ def rule_and_steps(con, file_name: str) -> tuple[list[tuple], tuple]:
 
 @pytest.fixture(scope="module")
 def recorded_con(tmp_path_factory):
-    from tracelake.analysis.cli import main
-    from tracelake.analysis.database import connect
+    from tracelake.cli.main import main
+    from tracelake.lake.database import connect
 
     lake = tmp_path_factory.mktemp("steps") / "lake"
     assert main(["ingest", str(RECORDED / f"{ODD}.pt.trace.json.gz"), "--lake", str(lake), "--quiet"]) == 0

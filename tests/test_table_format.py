@@ -1,8 +1,8 @@
-"""The terminal table of `tracelake sql` / `stats` (analysis/table_format.py)."""
+"""The terminal table of `tracelake sql` / `stats` (cli/table_format.py)."""
 
 from __future__ import annotations
 
-from tracelake.analysis.table_format import format_table
+from tracelake.cli.table_format import format_table
 
 
 def test_numbers_right_text_left_null_shown():

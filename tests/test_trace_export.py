@@ -1,4 +1,4 @@
-"""`tracelake export --format perfetto` (analysis/trace_export.py, sql/analysis/chrome_trace_events.sql):
+"""`tracelake export --format perfetto` (jobs/trace_export.py, sql/analysis/chrome_trace_events.sql):
 the file is valid Trace Event Format, as Google's published spec ("Trace Event Format", the
 document chrome://tracing and Perfetto's JSON importer follow) defines it; its flows bind to
 events of the file; and tracelake reads it back to the same kernels, GPU time and steps as the
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
-from tracelake.analysis.cli import main
-from tracelake.analysis.database import connect
+from tracelake.cli.main import main
+from tracelake.lake.database import connect
 
 SAMPLES = {"pytorch": "torch-2.11_resnet50-train-fp32-pageable_h100.pt.trace.json.gz",
            "nsys": "nsys-2025.3.1_cnn-train-pageable_h100.sqlite.gz"}
@@ -105,7 +105,7 @@ def test_the_analysis_tracks_hold_the_lakes_rows(exported):
     assert all(advice) and len(advice) == findings
 
 
-# `tracelake export` of a distributed run (analysis/run_export.py): all ranks in one file, the
+# `tracelake export` of a distributed run (jobs/run_export.py): all ranks in one file, the
 # ranks' processes apart, each collective instance a flow through its ranks' kernels. Truth: the
 # raw rank files (their kernels, read here as JSON) and collective_instances.
 RUNS = {"collectives": Path(__file__).parent / "recorded" / "torch-2.11_collectives-4rank_h200x4",

@@ -51,7 +51,7 @@ def _busy_run(tmp_path: Path) -> subprocess.Popen:
     for i in range(12):
         with open(src / f"{i}.json.gz", "wb") as f:
             f.write(RESNET.read_bytes() + b"\0" * (i + 1))  # trailing bytes: a new hash, same events
-    cmd = [sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out", str(tmp_path / "out"),
+    cmd = [sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--out", str(tmp_path / "out"),
            "--jobs", "2", "-q", "--no-reports"]
     proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True, stderr=subprocess.PIPE, text=True)
     assert _wait_until(lambda: len(_group(proc.pid)) >= 5, 60), "workers did not start"
@@ -97,7 +97,7 @@ def test_ctrl_c_while_a_worker_starts_prints_no_traceback(tmp_path):
     for i in range(12):
         (src / f"{i}.json.gz").write_bytes(RESNET.read_bytes() + b"\0" * (i + 1))
     for attempt, (nth, delay) in enumerate([(n, d) for n in (4, 5) for d in (0.005, 0.02, 0.05, 0.1)]):
-        cmd = [sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out", str(tmp_path / f"o{attempt}"),
+        cmd = [sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--out", str(tmp_path / f"o{attempt}"),
                "--jobs", "2", "-q", "--no-reports"]
         proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
@@ -120,7 +120,7 @@ def test_fifo_among_traces_does_not_hang_run(tmp_path):
     src.mkdir()
     os.mkfifo(src / "x.json")
     (src / "good.json.gz").write_bytes(MLP.read_bytes())
-    out = subprocess.run([sys.executable, "-m", "tracelake.analysis.cli", "run", str(src), "--out",
+    out = subprocess.run([sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--out",
                           str(tmp_path / "out"), "--jobs", "1", "-v"], cwd=REPO, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr

@@ -4,7 +4,7 @@
 -- (findings_critical_path.sql), the memory rules (findings_memory.sql), the collective
 -- rules (findings_collectives.sql) and the operator-efficiency rules (findings_op_efficiency.sql):
 -- every view named finding_<rule>, whichever file creates it (finding_rule_rows, the union the
--- catalog writes: analysis/catalog.py).
+-- catalog writes: lake/catalog.py).
 --
 -- depends: traces, finding_rule_rows
 -- materialize: per trace

@@ -1,5 +1,5 @@
 """Tiny per-view SQL tests (tests/sql/ mirrors sql/): an empty in-memory DuckDB, a few literal rows
-put into base tables (typed as in ingest/schema.py), one .sql file loaded with the files it declares
+put into base tables (typed as in lake/schema.py), one .sql file loaded with the files it declares
 it depends on, and the exact rows the view returns. No Parquet, no trace files.
 
     def test_gap(con):
@@ -16,8 +16,8 @@ import itertools
 import duckdb
 import pyarrow as pa
 import pytest
-from tracelake.analysis import catalog
-from tracelake.ingest.schema import TABLES
+from tracelake.lake import catalog
+from tracelake.lake.schema import TABLES
 
 FILES = {f.path: f for f in catalog.load_files()}
 _TYPES = {pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",

@@ -1,0 +1,166 @@
+"""tracelake's Python API, for notebooks and scripts (docs/python.md).
+
+    import tracelake
+    tracelake.ingest(["traces/"], lake="lake/")            # or tracelake.run(["traces/"], out="out/")
+    lake = tracelake.open("lake/")                         # a read-only DuckDB connection, every view
+    lake.sql("SELECT * FROM kernel_summary").pl()           # .df() for pandas, .to_arrow_table() for Arrow
+    tracelake.charts.top_kernels(lake, "rank0")            # an Altair chart, shown inline
+    tracelake.export("lake/", "rank0-...", "rank0.perfetto.json.gz")  # open it in ui.perfetto.dev
+
+The public names are the ones in __all__; everything in the subpackages (tracelake.lake, .ingest,
+.analysis, .jobs, .cli, .reports, .sql) is internal and may change. This module imports nothing heavy: the worker
+processes that import tracelake.ingest load it too.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    import duckdb
+
+    from .jobs.ingest_job import FileOutcome
+    from .jobs.run_job import RunSummary
+
+__all__ = ["open", "ingest", "run", "export", "diff", "charts", "__version__"]
+
+
+def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracelake.open is the API's name
+    """A read-only DuckDB connection to the lake at `lake`, with every tracelake table and view.
+
+    Query it as DuckDB: ``lake.sql("SELECT ...").pl()`` (polars), ``.df()`` (pandas), ``.to_arrow_table()``.
+    The lake's database is rebuilt first when it is missing, was moved, or predates this version
+    of tracelake's SQL. Raises FileNotFoundError when `lake` is not a lake. Close it when done
+    (or use it in a ``with`` block) so that a later ingest can write the database.
+    """
+    from .lake.database import connect
+
+    return connect(lake, read_only=True)
+
+
+def _ingest(paths: str | Path | Iterable[str | Path], lake: str | Path,
+            on_file: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
+    """Ingest trace files (or directories, searched recursively) into `lake`, one by one.
+
+    Returns one FileOutcome per file, as the CLI prints them: ``path``, ``status`` ('ok' or
+    'error'), ``trace_id``, ``events``, ``seconds``, ``error`` (the one-line reason) and
+    ``warnings``. A file that fails does not stop the others. `on_file` is called after each file.
+    """
+    from .jobs.ingest_job import ingest_paths
+
+    return ingest_paths(_paths(paths), lake, on_file or (lambda o: None))
+
+
+class _CallableIngest(types.ModuleType):
+    """The subpackage tracelake.ingest, callable as the API's tracelake.ingest(paths, lake=...).
+
+    Python binds a subpackage to its parent's attribute of the same name whenever it is imported,
+    so a plain function `tracelake.ingest` would be replaced by the ingest/ package as soon as
+    anything imported tracelake.ingest.<module> (the jobs all do). The package object itself is
+    made callable instead: `tracelake.ingest(...)` and `tracelake.ingest.<module>` both work.
+    """
+
+    def __call__(self, paths: str | Path | Iterable[str | Path], lake: str | Path,
+                 on_file: Callable[[FileOutcome], None] | None = None) -> list[FileOutcome]:
+        return _ingest(paths, lake, on_file)
+
+    __call__.__doc__ = _ingest.__doc__
+
+
+from . import ingest as _ingest_package  # noqa: E402 - bound to tracelake.ingest here, made callable
+
+_ingest_package.__class__ = _CallableIngest
+ingest = _ingest_package
+
+
+def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int | None = None,
+        prune: bool = False, reports: bool = True, executor: str = "local",
+        scheduler: str | None = None, export: bool = False) -> RunSummary:
+    """The batch job of ``tracelake run``: every trace under `dirs` into ``out/lake`` (in parallel,
+    skipping unchanged files), then the HTML reports under ``out/reports`` unless reports=False.
+
+    Returns the RunSummary: ``lake`` (its path), ``seconds`` (the whole run, reports included),
+    and ``files``, a dict per file (path, status 'ok' / 'unchanged' / 'removed' / 'skipped' /
+    'error', trace_id, events, seconds, error, warnings), the rows of ``tracelake run --json``. executor='dask' runs the
+    ingest and the report pages on the Dask cluster at `scheduler` (docs/run.md).
+    export=True writes each page's Perfetto export beside it (``reports/traces/<trace_id>.trace.json.gz``)
+    and links the page's findings and largest GPU gaps to it, as ``tracelake run --export``
+    (docs/export.md).
+    """
+    from .jobs import run_job
+
+    t0 = time.perf_counter()
+    summary = run_job.run(_paths(dirs), out, jobs=jobs, prune=prune, executor=executor, scheduler=scheduler)
+    if reports and summary.files:
+        from .jobs.report_job import write_run_reports
+
+        write_run_reports(out, summary.files, jobs=jobs, executor=executor, scheduler=scheduler, export=export)
+    summary.seconds = time.perf_counter() - t0  # the whole run, reports included
+    return summary
+
+
+def export(lake: str | Path, trace_id: str | None, out: str | Path, *, format: str = "perfetto",  # noqa: A002
+           run: str | None = None) -> int:
+    """Write trace `trace_id` of the lake at `lake` to `out` as ``tracelake export`` does: Chrome
+    trace-event JSON (gzip-compressed when `out` ends in .gz) that Perfetto's UI and chrome://tracing
+    open, with the trace's events and tracelake's steps, critical path, GPU idle gaps by cause and
+    findings (docs/export.md). With `run` (a run id, a unique part of one, or a trace id of one of
+    its ranks) and trace_id None: every rank of that distributed run in one file, each collective
+    instance's ranks linked by a flow (``tracelake export --run``). Returns the number of events
+    written; raises ValueError when `run` names no single run."""
+    if format != "perfetto":
+        raise ValueError(f"format {format!r}: only 'perfetto' (Chrome trace-event JSON) is written")
+    from .jobs.run_export import resolve_run, write_run
+    from .jobs.trace_export import write
+    from .lake.database import connect
+
+    con = connect(lake, read_only=True)
+    try:
+        if run is None:
+            return write(con, trace_id, out)
+        run_id, why = resolve_run(con, run)
+        if run_id is None:
+            raise ValueError(why)
+        return write_run(con, run_id, out)[0]
+    finally:
+        con.close()
+
+
+def diff(base: str | Path, new: str | Path, lake: str | Path | None = None) -> dict:
+    """What changed between two traces or runs and why: the object of ``tracelake diff --format json``
+    (docs/diff.md). `base` and `new` are trace files, folders of rank files, or with `lake` trace ids
+    (or unique prefixes) or run ids of that lake. Keys: ``base``, ``new``, ``step_time_ns`` (``base``,
+    ``new``, ``change_ns``, ``change_pct``: medians of the steady steps), ``steps``, ``noise``,
+    ``causes`` (``kind``, ``name``, ``change_ns`` per steady step, ``evidence``; largest first),
+    ``explained_ns``, ``unexplained_ns``. ``polars.DataFrame(result["causes"])`` makes the causes a
+    frame. Raises ValueError (one line naming the file) on bad input.
+    """
+    from .jobs.diff import diff as compare
+
+    return compare(base, new, lake)
+
+
+def _paths(paths: str | Path | Iterable[str | Path]) -> list[str]:
+    return [str(paths)] if isinstance(paths, str | Path) else [str(p) for p in paths]
+
+
+def __getattr__(name: str) -> Any:
+    # loaded on first use: charts pull in Altair, the version reads package metadata
+    if name == "charts":
+        from .reports import trace_charts
+
+        return trace_charts
+    if name == "__version__":
+        from .lake.version import __version__
+
+        return __version__
+    raise AttributeError(f"module 'tracelake' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

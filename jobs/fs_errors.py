@@ -1,0 +1,31 @@
+"""The one place where a file-system error about an output (the lake, the reports folder, an -o
+file) becomes the one-line message users see, instead of a traceback."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from ..ingest.printable import path_text
+
+_PLAIN = {
+    errno.ENOTDIR: "a part of this path is a regular file, not a directory",
+    errno.EROFS: "read-only file system",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOSPC: "no space left on device",
+    errno.EISDIR: "is a directory",
+}
+
+
+def describe(e: OSError) -> str:
+    """'<path>: <what is wrong>' for an OSError (the path as UTF-8 text, no traceback)."""
+    problem = _PLAIN.get(e.errno) or e.strerror or str(e)
+    if e.errno == errno.EEXIST and e.filename is not None and not os.path.isdir(e.filename):
+        problem = "exists and is not a directory"
+    if e.filename is None:
+        return problem
+    where = path_text(e.filename)
+    if e.filename2 is not None:
+        where += f" -> {path_text(e.filename2)}"
+    return f"{where}: {problem}"

@@ -1,0 +1,115 @@
+"""Ingesting files into a lake: discover, read, write atomically, rebuild the database once."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..analysis import callctx_build, critpath_build
+from ..ingest.discover import discover
+from ..ingest.dispatch import ingest_file
+from ..ingest.errors import ErrorKind, TraceError
+from ..ingest.printable import path_text
+from ..ingest.reading import Limits
+from ..lake import derive
+from ..lake.database import update_database
+from ..lake.layout import prepare_for_writing
+from ..lake.version import __version__
+from ..lake.writer import TraceWriter
+from . import fs_errors
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    status: str  # 'ok', 'error', or 'skipped' (no trace, found in a folder)
+    trace_id: str | None = None
+    events: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    error_kind: ErrorKind | None = None  # with status 'error' or 'skipped': what kind of failure (ingest/errors.py)
+    warnings: tuple[str, ...] = ()
+
+
+def _calling_context(result) -> dict:
+    """The calling-context tables; a failure there costs the trace its calling context, not its data."""
+    try:
+        return callctx_build.build(result.tables)
+    except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
+        result.warnings.append(f"calling context not built: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        return {}
+
+
+def _critical_path(result) -> dict:
+    """The critical-path tables; a failure there costs the trace its critical path, not its data."""
+    try:
+        tables, warnings = critpath_build.build(result.tables)
+    except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
+        result.warnings.append(f"critical path not built: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        return {}
+    result.warnings.extend(warnings)
+    return tables
+
+
+def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[str] | None = None) -> FileOutcome:
+    """One file into the lake. The outcome's path is the file name as UTF-8 text (path_text).
+    `needed`: the only tables anyone will read (catalog.reads); the calling context and the
+    critical path are then built only if some of their tables are among them (default: all)."""
+    t0 = time.perf_counter()
+    shown = path_text(path)
+    try:
+        result = ingest_file(path, limits)
+        # the base tables are written while the calling context and the critical path are built
+        with TraceWriter(lake, result.trace_id, tracelake_version=__version__) as writer:
+            writer.write(result.tables)
+            if needed is None or needed & set(callctx_build.BUILDS):
+                writer.write(_calling_context(result))
+            if needed is None or needed & set(critpath_build.BUILDS):
+                writer.write(_critical_path(result))
+            writer.publish()
+    except TraceError as e:
+        return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e), error_kind=e.kind)
+    except OSError as e:
+        return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
+                           error=f"{shown}: cannot write lake: {fs_errors.describe(e)}", error_kind=ErrorKind.INTERNAL)
+    except Exception as e:  # noqa: BLE001 - a bug on one file must not stop the batch; say which file
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
+                           error=f"{shown}: internal error while writing the trace: {type(e).__name__}: {first}",
+                           error_kind=ErrorKind.INTERNAL)
+    return FileOutcome(shown, "ok", result.trace_id, result.event_count, time.perf_counter() - t0,
+                       warnings=tuple(result.warnings))
+
+
+def skip_if_no_trace(outcome: FileOutcome) -> FileOutcome:
+    """A file that is no trace at all (a results .json beside the traces) is listed as skipped,
+    not counted as a failure: `outcome` with status 'skipped' instead of 'error'."""
+    if outcome.status == "error" and outcome.error_kind == ErrorKind.NOT_A_TRACE:
+        outcome.status = "skipped"
+    return outcome
+
+
+def ingest_paths(paths: list[str], lake: str | Path,
+                 on_outcome: Callable[[FileOutcome], None] = lambda o: None,
+                 limits: Limits | None = None, needed: set[str] | None = None) -> list[FileOutcome]:
+    """Ingest the trace files found under `paths` into `lake`, then derive the new traces'
+    materialized views and update the lake's database. With `needed` (the only tables and views
+    anyone will read: a throwaway lake whose views are evaluated directly, `tracelake stats`) the
+    lake gets no derived tables and no database, and tables outside `needed` may be left out."""
+    lake = prepare_for_writing(Path(lake))
+    outcomes = []
+    named = set(paths)
+    for path in discover(paths):
+        outcome = ingest_one(path, lake, limits, needed)
+        if path not in named:  # found in a folder; a file named on the command line must be a trace
+            skip_if_no_trace(outcome)
+        on_outcome(outcome)
+        outcomes.append(outcome)
+    if needed is not None:
+        return outcomes
+    # the materialized views of the new traces and of their runs' other ranks (lake/derive.py)
+    derive.derive_here(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}))
+    update_database(lake)
+    return outcomes

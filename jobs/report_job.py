@@ -1,0 +1,306 @@
+"""The report job: per-trace pages and an index page linking them, written atomically (temp + rename).
+
+The twin of run_job.py for the HTML side; reports/ only renders (a connection in, HTML out). Pages
+are rendered in a process pool, or on a Dask cluster (executor='dask': its workers must see the
+lake and the output folder at the same paths), a run (its rank files, else one trace) per task,
+costliest first (batches). Each worker keeps one ScopedDatabase (views installed once) and one warm chart
+renderer for all the runs it is given. Beside each page, traces/<trace_id>.json keeps the trace's
+row of the index, so the index never evaluates the views over the whole lake for them again.
+With export=True (`--export`), traces/<trace_id>.trace.json.gz beside each page is the trace's
+Perfetto export (analysis.trace_export), which the page's findings and largest gaps link to; it
+goes with its page.
+A page that fails is listed (page_errors, and on the index) and the others go on; the index page
+is written last, by the caller's process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from ..analysis import critpath_whatif
+from ..lake.database import connect
+from ..lake.scoped import ScopedDatabase
+from ..lake.version import __version__
+from ..reports.data import INDEX_COLUMNS, frozen, index_rows
+from ..reports.render import index_report, trace_page
+from . import report_views
+from .trace_export import page_export_path
+from .trace_export import write as write_export
+from .worker_pool import process_pool
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except BaseException:  # nothing half-written is left, whatever went wrong
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failures: list[dict] | None = None,
+                  render_ids: set[str] | None = None, index: Path | None = None, jobs: int | None = None,
+                  executor: str = "local", scheduler: str | None = None,
+                  page_errors: list[dict] | None = None,
+                  on_pages: Callable[[int, int], None] = lambda done, total: None, export: bool = False) -> Path:
+    """out_dir/traces/<trace_id>.html for each trace (only those in render_ids, all when None, are
+    rendered again) and an index page linking them: `index`, by default out_dir/index.html.
+    jobs: worker processes (default: all cores), with executor 'local'; executor 'dask': the pages
+    are rendered on the Dask cluster at `scheduler`. A page that cannot be rendered is appended to
+    page_errors ({trace_id, error}) and listed on the index instead of linked; the others go on.
+    on_pages(done, total) is called with (0, pages to render) and as each task's pages are written.
+    export: also write each rendered trace's Perfetto export beside its page, and link it (without,
+    a rendered page's old export is removed). Returns the index path."""
+    all_ids = [r[0] for r in con.execute("SELECT trace_id FROM traces ORDER BY file_bytes DESC").fetchall()]
+    wanted = None if trace_ids is None else set(trace_ids)
+    ids = [t for t in all_ids if wanted is None or t in wanted]
+    links = {t: out_dir / "traces" / f"{t}.html" for t in ids}
+    siblings = {t: f"{t}.html" for t in ids}  # trace pages link each other (per-rank section)
+    stale = {t for t in ids if render_ids is None or t in render_ids or not links[t].exists()
+             or not _index_row_path(links[t]).exists()}
+    # a run's pages show all its ranks: when one rank is rendered again, so are its siblings
+    scopes = [(scope, members) for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
+    events = dict(con.execute("SELECT trace_id, event_count FROM traces").fetchall())
+    tasks = [(scope, [(t, str(links[t])) for t in members], siblings, export)
+             for scope, members in batches(scopes, events, jobs or os.cpu_count() or 1)]
+    _remove_leftovers(out_dir / "traces")
+    errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler, on_pages)
+    if page_errors is not None:
+        page_errors.extend(errors)
+    failed = {e["trace_id"] for e in errors}
+    if trace_ids is None:  # pages of traces no longer in the lake (changed or pruned files) go too
+        for page in (out_dir / "traces").glob("*.html"):
+            if page.stem not in links:
+                _remove_page(page)
+    index = index or out_dir / "index.html"
+    relative = {t: Path(os.path.relpath(p, index.parent)).as_posix() for t, p in links.items() if t not in failed}
+    rows = {t: row for t in ids if t not in failed and (row := _read_index_row(links[t])) is not None}
+    missing = [t for t in ids if t not in rows and t not in failed]
+    rows |= {r["trace_id"]: r for r in (index_rows(con, missing) if missing else [])}
+    listed = (failures or []) + [{"path": e["trace_id"], "error": f"report page of {e['trace_id']}: {e['error']}"}
+                                 for e in errors]
+    diffs = write_diff_pages(con, out_dir / "diffs", prune=trace_ids is None)
+    diff_links = {run: Path(os.path.relpath(p, index.parent)).as_posix() for run, p in diffs.items()}
+    write_atomically(index, index_report(con, relative, listed, list(rows.values()), version=__version__,
+                                         diff_links=diff_links))
+    return index
+
+
+def write_diff_pages(con, out_dir: Path, prune: bool = True) -> dict[str, Path]:
+    """A diff page (`tracelake diff --format html`) for each run the index compares with the previous
+    run of its workload (run_overview) when both record steps: out_dir/<the run's first trace
+    id>.html. The diff reads the lake's materialized views (under 0.1 s a pair on the recorded
+    pairs). A pair that cannot be diffed is left out (the index then links no page). prune: remove
+    the pages of pairs no longer compared. Returns run id -> its page."""
+    from ..reports.render import diff_report
+    from .diff import DiffInputError, compare
+
+    pairs = con.execute("""SELECT r.run_id, r.trace_ids, r.first_file, p.trace_ids, p.first_file
+                           FROM run_overview r JOIN run_overview p ON p.run_id = r.previous_run_id
+                           WHERE r.compared_per = 'step' ORDER BY r.run_id""").fetchall()
+    pages = {}
+    for run_id, ids, first_file, previous_ids, previous_file in pairs:
+        try:
+            result = compare(con, previous_ids, ids, previous_file, first_file, summaries=True)
+        except DiffInputError:
+            continue
+        page = out_dir / f"{ids[0]}.html"
+        write_atomically(page, diff_report(result, version=__version__, title=f"tracelake diff: {first_file} vs {previous_file}"))
+        pages[run_id] = page
+    if prune and out_dir.is_dir():
+        for page in out_dir.glob("*.html"):
+            if page not in pages.values():
+                page.unlink(missing_ok=True)
+    return pages
+
+
+def write_run_reports(out: str | Path, files: list[dict], jobs: int | None = None, executor: str = "local",
+                      scheduler: str | None = None, page_errors: list[dict] | None = None,
+                      on_pages: Callable[[int, int], None] = lambda done, total: None, export: bool = False) -> Path:
+    """The reports of a batch run (`tracelake run`, tracelake.run): OUTDIR/reports/index.html and the
+    pages of the traces it ingested again; files: RunSummary.files; export: each page's Perfetto
+    export beside it (write_reports). Returns the index path."""
+    con = connect(Path(out) / "lake")
+    try:
+        return write_reports(con, Path(out) / "reports", failures=[f for f in files if f["status"] == "error"],
+                             render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs,
+                             executor=executor, scheduler=scheduler, page_errors=page_errors, on_pages=on_pages,
+                             export=export)
+    finally:
+        con.close()
+
+
+def _index_row_path(page: Path) -> Path:
+    return page.with_suffix(".json")
+
+
+def _read_index_row(page: Path) -> dict | None:
+    """The kept index row, or None when missing, unreadable or of other columns (an older version)."""
+    try:
+        row = json.loads(_index_row_path(page).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return row if isinstance(row, dict) and row.keys() == set(INDEX_COLUMNS) else None
+
+
+def _remove_leftovers(pages: Path) -> None:
+    """Temporary files of page (and export) writers that were killed (a worker lost mid-write): never a page."""
+    for tmp in pages.glob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+
+
+def _run_tasks(lake: str, tasks: list, jobs: int, executor: str = "local", scheduler: str | None = None,
+               on_pages: Callable[[int, int], None] = lambda done, total: None) -> list[dict]:
+    """Render every task's pages; returns the pages that failed ({trace_id, error}). on_pages(done,
+    total): at the start and as each task ends."""
+    total, done, errors = sum(len(task[1]) for task in tasks), 0, {}
+    on_pages(0, total)
+
+    def finished(i: int, task_errors: list[dict]) -> None:
+        nonlocal done
+        done += len(tasks[i][1])
+        errors[i] = task_errors
+        on_pages(done, total)
+
+    if executor == "dask":
+        from distributed import Client, as_completed
+
+        with Client(scheduler) as client:
+            futures = {client.submit(_render_run, lake, *task, pure=False): i for i, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                finished(futures[future], _task_errors(future, tasks[futures[future]][1]))
+    elif jobs <= 1 or len(tasks) <= 1:
+        for i, task in enumerate(tasks):
+            finished(i, _render_run(lake, *task))
+    else:
+        from concurrent.futures import as_completed
+
+        with process_pool(min(jobs, len(tasks))) as pool:
+            futures = {pool.submit(_render_run, lake, *task): i for i, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                finished(futures[future], future.result())
+    return [e for i in sorted(errors) for e in errors[i]]  # in task order, whichever ended first
+
+
+def _task_errors(future, pages: list[tuple[str, str]]) -> list[dict]:
+    """A Dask task's failed pages; a task that failed as a whole (its worker lost too often, its
+    database not loadable) fails all its pages."""
+    try:
+        return future.result()
+    except Exception as e:  # noqa: BLE001 - listed per page, the other tasks go on
+        return [{"trace_id": t, "error": _error_line(e)} for t, _ in pages]
+
+
+def _error_line(e: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {e}".split())
+
+
+_DATABASES = threading.local()  # per worker thread (Dask runs tasks in threads): lake -> its scoped database
+
+
+def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], siblings: dict[str, str],
+                export: bool = False) -> list[dict]:
+    """Render a run's pages (export: and each one's Perfetto export, which it links); a page that
+    fails is returned ({trace_id, error}) and its old page removed (no page of other data stays),
+    the others are written."""
+    errors: dict[str, str] = {}
+    done: set[str] = set()
+    try:
+        cache = _DATABASES.__dict__
+        if lake not in cache:
+            cache[lake] = ScopedDatabase(lake)
+        con = cache[lake].load(scope)
+        with frozen(con, report_views.shared_views() + (report_views.page_views() if len(pages) > 1 else [])):
+            for trace_id, path in pages:
+                try:
+                    exported = page_export_path(Path(path))
+                    if export:
+                        write_export(con, trace_id, exported)
+                    else:
+                        exported.unlink(missing_ok=True)  # an older run's export: of other data now
+                    page = trace_page(con, trace_id, siblings, version=__version__,
+                                      whatif=critpath_whatif.report_rows(con, trace_id),
+                                      export=exported.name if export else None)
+                    write_atomically(Path(path), page.html)
+                    write_atomically(_index_row_path(Path(path)), json.dumps(page.index_row))
+                except Exception as e:  # noqa: BLE001 - one page's error does not stop the others
+                    errors[trace_id] = _error_line(e)
+                done.add(trace_id)
+    except Exception as e:  # noqa: BLE001 - the run's traces could not be loaded: its other pages fail
+        errors |= {t: _error_line(e) for t, _ in pages if t not in done}
+    for trace_id, path in pages:
+        if trace_id in errors:
+            _remove_page(Path(path))
+    return [{"trace_id": t, "error": error} for t, error in errors.items()]
+
+
+def _remove_page(page: Path) -> None:
+    page.unlink(missing_ok=True)
+    _index_row_path(page).unlink(missing_ok=True)
+    page_export_path(page).unlink(missing_ok=True)
+
+
+# A task renders the pages of several small runs from one scoped database: loading the tables and
+# evaluating the shared views (report_views) cost DuckDB about the same time (mostly planning) for 700 events as for
+# 100k, so small runs share it. Every view answers per trace, so a page is the same whichever
+# other traces are loaded beside its run's (tests/test_report_batches.py).
+BATCH_EVENTS = 150_000
+# What a task costs a worker, roughly (the 37 corpus pages on 2 cores): the load and the shared
+# views, then each page (its sections, charts and what-if), then each event. A task of 17 small
+# pages took 4.6 s, one of the 500k-event page 1.6 s: pages, not events, make most of the cost.
+TASK_SECONDS, PAGE_SECONDS, EVENT_SECONDS = 0.3, 0.25, 2e-6
+
+
+def _cost(pages: int, events: int) -> float:
+    return TASK_SECONDS + PAGE_SECONDS * pages + EVENT_SECONDS * events
+
+
+def batches(scopes: list[tuple[tuple[str, ...], list[str]]], events: dict[str, int],
+            workers: int) -> list[tuple[list[str], list[str]]]:
+    """Scopes (biggest first), consecutive ones merged into tasks of at most BATCH_EVENTS events
+    and at most a 2 x workers share of the estimated cost of all pages (so that the workers stay
+    busy to the end); a bigger run is a task alone, and a run that costs more than that share has
+    its pages split over several tasks that each load it. The tasks come costliest first, so that
+    the longest does not start last: [(traces to load, pages to render)]."""
+    size = {scope: sum(events.get(t) or 0 for t in scope) for scope, _ in scopes}
+    share = sum(_cost(len(members), size[scope]) for scope, members in scopes) / max(1, 2 * workers)
+    out: list[tuple[list[str], list[str]]] = []
+    load = 0
+    for scope, members in scopes:
+        parts = min(len(members), int(_cost(len(members), size[scope]) // max(share, 1e-9)))
+        if parts > 1:  # a run too costly for one worker: its pages in several tasks, each loading the run
+            out.extend((list(scope), list(members[i::parts])) for i in range(parts))
+            load = BATCH_EVENTS  # nothing merges into them
+            continue
+        if (out and load + size[scope] <= BATCH_EVENTS
+                and _cost(len(out[-1][1]) + len(members), load + size[scope]) <= share):
+            out[-1][0].extend(scope)
+            out[-1][1].extend(members)
+            load += size[scope]
+        else:
+            out.append((list(scope), list(members)))
+            load = size[scope]
+    return sorted(out, key=lambda task: -_cost(len(task[1]), sum(events.get(t) or 0 for t in task[0])))
+
+
+def lake_path(con) -> Path:
+    return Path(con.sql("SELECT lake_path FROM _lake_info").fetchall()[0][0])
+
+
+def trace_scopes(con, trace_ids: list[str]) -> dict[tuple[str, ...], list[str]]:
+    """The traces each page needs (its run's rank files, else itself) -> the pages that need them.
+    A page is rendered from a database of just those traces (ScopedDatabase)."""
+    runs: dict[str, set[str]] = {}
+    for trace_id, run_id in con.execute("SELECT DISTINCT trace_id, run_id FROM rank_runs").fetchall():
+        runs.setdefault(run_id, set()).add(trace_id)
+    run_of = {t: tuple(sorted(members)) for members in runs.values() for t in members}
+    scopes: dict[tuple[str, ...], list[str]] = {}
+    for t in trace_ids:
+        scopes.setdefault(run_of.get(t, (t,)), []).append(t)
+    return scopes

@@ -1,0 +1,131 @@
+"""The batch job: `tracelake run DIR... --out OUTDIR`: directories of traces -> lake + database.
+
+Each file is an independent task (ingest, build its calling context, write its partitions
+atomically) run in a process pool. The run is incremental: the lake's own `traces` table says
+which file (path and content hash) each trace came from, so an unchanged file is skipped, a
+changed one is re-ingested and its old trace removed, and --prune drops traces whose file is gone.
+Because the lake is the only state, a run killed at any point (even kill -9) leaves nothing that
+a re-run does not clean up (layout.prepare_for_writing) or redo.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from ..ingest.discover import discover
+from ..ingest.errors import TraceError
+from ..ingest.identity import file_sha256
+from ..ingest.printable import path_text
+from ..ingest.reading import Limits, is_regular
+from ..lake import compact, derive
+from ..lake.database import update_database
+from ..lake.layout import delete_trace, lake_index, loose_trace_ids, prepare_for_writing
+from . import derive_job
+from .ingest_job import FileOutcome, ingest_one, skip_if_no_trace
+from .worker_pool import process_pool
+
+
+@dataclass
+class RunSummary:
+    lake: str
+    files: list[dict] = field(default_factory=list)
+    seconds: float = 0.0
+    derive_warnings: list[str] = field(default_factory=list)  # materialized views not derived for a trace
+
+    @property
+    def failed(self) -> int:
+        return sum(f["status"] == "error" for f in self.files)
+
+    def count(self, status: str) -> int:
+        return sum(f["status"] == status for f in self.files)
+
+
+def _task(path: str, lake: str, limits: Limits | None) -> FileOutcome:
+    return ingest_one(path, Path(lake), limits)
+
+
+def _unchanged(path: str, sha256: str) -> bool:
+    """The file is still a regular file with this content (anything else is ingested again,
+    which reports what became of it)."""
+    try:
+        return is_regular(path) and file_sha256(path) == sha256
+    except TraceError:
+        return False
+
+
+def _execute(paths: list[str], lake: Path, workers: int, executor: str, scheduler: str | None,
+             limits: Limits | None):
+    """Run the per-file tasks; yields outcomes as they finish. 'local': a process pool on this
+    machine; 'dask': a Dask distributed cluster (its workers must see the files and the lake)."""
+    if not paths:
+        return
+    if executor == "dask":
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+
+        with Client(scheduler) as client:
+            futures = [client.submit(_task, p, str(lake), limits, pure=False) for p in paths]
+            for future in dask_completed(futures):
+                yield future.result()
+        return
+    with process_pool(workers) as pool:
+        for future in as_completed([pool.submit(_task, p, str(lake), limits) for p in paths]):
+            yield future.result()
+
+
+def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool = False,
+        on_outcome: Callable[[FileOutcome, int, int], None] = lambda o, done, total: None,
+        executor: str = "local", scheduler: str | None = None, limits: Limits | None = None,
+        on_stage: Callable[[str], None] = lambda text: None) -> RunSummary:
+    """Outcomes name files by path_text (file names that are not UTF-8 are escaped), which is
+    also how the lake's `traces.path` holds them. on_stage(text) is called as each stage starts
+    (ingest, derive) with a line that says what it does."""
+    t0 = time.perf_counter()
+    workers = jobs or os.cpu_count() or 1
+    lake = prepare_for_writing(Path(out) / "lake")
+    known = lake_index(lake)
+    files = [os.path.abspath(p) for p in discover(paths)]
+    summary = RunSummary(str(lake.resolve()))
+    todo = []
+    for path in files:
+        previous = known.get(path_text(path))
+        if previous and _unchanged(path, previous[0]):
+            summary.files.append(asdict(FileOutcome(path_text(path), "unchanged", previous[1])))
+        else:
+            todo.append(path)
+    gone_from = set()  # folders that lost a trace: their runs' other ranks are derived again
+    if prune:
+        present = {path_text(f) for f in files}
+        for path, (_, trace_id) in known.items():
+            if path not in present and not os.path.exists(path):
+                delete_trace(lake, trace_id)
+                gone_from.add(os.path.dirname(path))
+                summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
+    unchanged = summary.count("unchanged")
+    on_stage(f"ingest: {len(todo)} file{'s' * (len(todo) != 1)} to read" + (f", {unchanged} unchanged" if unchanged else ""))
+    done = 0
+    for outcome in _execute(todo, lake, workers, executor, scheduler, limits):
+        skip_if_no_trace(outcome)
+        if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
+            delete_trace(lake, known[outcome.path][1])  # the file changed: drop its old trace
+            gone_from.add(os.path.dirname(outcome.path))
+        done += 1
+        on_outcome(outcome, done, len(todo))
+        summary.files.append(asdict(outcome))
+    # the materialized views of the new traces and of their runs' other ranks, in the same workers
+    fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
+    tasks = derive.plan(lake, fresh, gone_from, workers)
+    if tasks:
+        traces = sum(len(targets) for _, targets in tasks)
+        on_stage(f"derive: the views of {traces} trace{'s' * (traces != 1)}")
+    summary.derive_warnings = derive_job.derive(lake, tasks, workers, executor, scheduler)
+    if len(loose_trace_ids(lake, "traces")) >= compact.AUTO_LOOSE:  # keeps file counts and query times flat
+        compact.compact(lake, count=False)
+    update_database(lake)
+    summary.seconds = time.perf_counter() - t0
+    return summary

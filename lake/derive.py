@@ -1,0 +1,307 @@
+"""Materialized views: per-trace derived tables in the lake, served by the database under the view's name.
+
+A view whose .sql file says `-- materialize: per trace` (lake/catalog.py) is computed for each
+trace from that trace's own tables (and its run's other ranks, which some views compare) and written
+as a lake partition under <lake>/derived/<view>@<fingerprint>/, one per trace
+(lake/layout.py). In the lake's database the view is then a plain scan of those partitions
+(`serve`), so `WHERE trace_id = X` reads one small file whatever the lake's size, and views over
+it (runs, stragglers, findings...) read the stored rows instead of evaluating it over every trace.
+
+When: `tracelake run` derives the traces it ingested and their runs' other ranks in its worker
+pool (local or Dask) after the ingest; any command that (re)builds the database first derives
+whatever is missing, in this process (a new lake, a trace ingested by `tracelake ingest`, a view
+whose SQL changed: its fingerprint changed, so it has no partitions yet). That reads the lake's
+Parquet, never the trace files: `tracelake relink` does it explicitly (--jobs N in parallel).
+
+The rows are those of the view evaluated on a database holding just the trace's run scope
+(_scope_database), which equals the view over the whole lake for that trace because
+every materialized view is per run: tests/test_derive.py checks that for every one. For the same
+reason several runs can be derived together: `plan` batches them (see BATCH below).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+import duckdb
+
+from . import base_tables, catalog, layout, scan
+from .catalog_template import catalog_template, install_catalog
+from .planner import planner_settings
+
+# Views most materialized views read: evaluated once per scope (a temp table shadows the view).
+_SHARED = ["gpu_ops", "gpu_op_class", "api", "gpu_active_range", "gpu_busy", "nvtx_ranges", "rank_runs"]
+
+
+def current() -> dict[str, str]:
+    """Materialized view -> fingerprint of its SQL, in catalog (dependency) order."""
+    return catalog.materialized()
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("'", "''") + "'"
+
+
+def missing(lake: Path, views: dict[str, str] | None = None) -> dict[str, set[str]]:
+    """trace_id -> the materialized views it has no current partition of (complete traces only)."""
+    views = current() if views is None else views
+    complete = layout.complete_trace_ids(lake)
+    out: dict[str, set[str]] = {}
+    for view, fp in views.items():
+        for t in complete - layout.derived_trace_ids(lake, view, fp):
+            out.setdefault(t, set()).add(view)
+    return out
+
+
+def run_keys(lake: Path, trace_ids: Iterable[str] | None = None) -> dict[str, str]:
+    """trace_id -> the key of the traces that may be ranks of one run with it (rank_runs groups
+    PyTorch ranks of one folder and world size; an Nsight export is its own run): a superset of
+    its run, read from the `traces` partitions alone."""
+    return {t: key for t, (key, _) in _trace_facts(lake, trace_ids).items()}
+
+
+def _trace_facts(lake: Path, trace_ids: Iterable[str] | None = None) -> dict[str, tuple[str, int]]:
+    """trace_id -> (run key, event count)."""
+    source = (scan.all_source(lake, "traces") if trace_ids is None
+              else scan.scoped_source(lake, "traces", sorted(trace_ids)))
+    if not source:
+        return {}
+    rows = duckdb.sql(
+        "SELECT trace_id, CASE WHEN source = 'pytorch' AND rank IS NOT NULL AND clock_offset_ns IS NOT NULL "
+        "THEN regexp_replace(path, '[^/]*$', '') || '|' || world_size END AS run_key, "
+        f"coalesce(event_count, 0) FROM {source}").fetchall()
+    return {t: (key or f"trace|{t}", events) for t, key, events in rows}
+
+
+# BATCH. Derivation tasks are batched: one database of several runs' traces evaluates each view once for
+# all of them, so DuckDB's fixed cost of planning and running ~100 deep views (about 1 s per
+# scope, whatever its size) is paid per batch, not per run. Deriving the 37 traces of
+# ../shared/traces on one core: 26 s as one task per run, 17.7 s in batches of 500k events,
+# 10.4 s as one batch. A batch's memory grows with its events (about BYTES_PER_EVENT: 3.3 GB peak
+# RSS for the corpus's 2.8M events in one batch), so a batch holds at most MEMORY_SHARE of the
+# machine's memory divided among the workers (unless one run alone is larger).
+BYTES_PER_EVENT = 1200
+MEMORY_SHARE = 0.25
+MIN_BATCH_EVENTS = 100_000
+
+
+def batch_budget(jobs: int) -> int:
+    """Trace events per batch when `jobs` workers derive at once."""
+    return max(MIN_BATCH_EVENTS, int(_memory_bytes() * MEMORY_SHARE / max(1, jobs) / BYTES_PER_EVENT))
+
+
+def _memory_bytes() -> int:
+    """Physical memory, or the cgroup's limit where lower."""
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        return min(total, int(limit)) if limit.isdigit() else total
+    except OSError:
+        return total
+
+
+def plan(lake: Path, fresh: Iterable[str] = (), changed_folders: Iterable[str] = (),
+         jobs: int = 1) -> list[tuple[list[str], dict]]:
+    """The derivation tasks: (scope, {trace_id: [views]}), each a batch of whole run scopes (at least
+    `jobs` batches where there are that many runs). Fresh traces, their runs' other ranks and the
+    PyTorch ranks in `changed_folders` (where a trace was removed) get every view; other traces get
+    the views they have no current partition of."""
+    views = current()
+    need = {t: set(v) for t, v in missing(lake, views).items()}
+    fresh, changed_folders = set(fresh), set(changed_folders)
+    if not (need or fresh or changed_folders):
+        return []  # (reading the traces table of a large lake costs seconds)
+    facts = _trace_facts(lake)
+    keys = {t: key for t, (key, _) in facts.items()}
+    fresh_keys = {keys[t] for t in fresh if t in keys}
+    folders = tuple(f.rstrip("/") + "/" for f in changed_folders)
+    for t, key in keys.items():
+        if key in fresh_keys or (folders and key.startswith(folders) and key.count("|") == 1):
+            need[t] = set(views)
+    scopes: dict[str, list[str]] = {}
+    for t, key in keys.items():
+        scopes.setdefault(key, []).append(t)
+    tasks = []
+    for members in scopes.values():
+        targets = {t: [v for v in views if v in need[t]] for t in sorted(members) if need.get(t)}
+        if targets:
+            tasks.append((sorted(members), targets))
+    return batches(tasks, {t: events for t, (_, events) in facts.items()}, jobs, batch_budget(jobs))
+
+
+def batches(tasks: list[tuple[list[str], dict]], events: dict[str, int], jobs: int,
+            budget: int) -> list[tuple[list[str], dict]]:
+    """Tasks merged into batches of about `budget` events, at least `jobs` of them (or one per task):
+    the largest tasks first, each into the batch with the fewest events so far."""
+    if len(tasks) <= 1:
+        return tasks
+    size = [sum(events.get(t, 0) for t in scope) for scope, _ in tasks]
+    n = min(len(tasks), max(jobs, -(-sum(size) // max(1, budget))))
+    bins: list[tuple[int, list[str], dict]] = [(0, [], {}) for _ in range(n)]
+    for i in sorted(range(len(tasks)), key=lambda i: -size[i]):
+        k = min(range(n), key=lambda k: bins[k][0])
+        total, scope, targets = bins[k]
+        bins[k] = (total + size[i], scope + tasks[i][0], {**targets, **tasks[i][1]})
+    return [(sorted(scope), dict(sorted(targets.items()))) for _, scope, targets in bins if targets]
+
+
+def _scope_database(lake: str, scope: list[str]):
+    """A fresh in-memory database for one derivation: the catalog copied from the cached template
+    (COPY FROM DATABASE, ~50 ms; installed afresh when there is no cache folder) with the scope's
+    rows as tables of main, so that every cursor sees them, and the tables that replace the
+    materialized views as they are computed (a TEMP table would be its own cursor's only)."""
+    from .schema import TABLES
+
+    con = planner_settings(duckdb.connect())
+    con.execute("SET enable_progress_bar = false")  # a worker's queries: no bars in a cluster's logs
+    template = catalog_template()
+    if template is None:
+        install_catalog(con)
+    else:
+        con.execute(f"ATTACH {_quote(str(template))} AS catalog_template (READ_ONLY)")
+        con.execute("COPY FROM DATABASE catalog_template TO memory")
+        con.execute("DETACH catalog_template")
+    for table in TABLES:
+        con.execute(f"DROP VIEW IF EXISTS {table}")  # the placeholders: tables of the scope's rows below
+    base_tables.load(con, Path(lake), scope)
+    return con
+
+
+def _dependencies(views: list[str]) -> dict[str, set[str]]:
+    """view -> the views of `views` it reads (through views that are not in it), and those before
+    it in its own file (a file's views may read the ones it created before)."""
+    creator = {name: f for f in catalog.load_files() for name in f.creates}
+    among = set(views)
+    out = {}
+    for view in views:
+        found, seen = set(), set()
+        stack = [d for d in creator[view].depends if d in creator]
+        while stack:
+            d = stack.pop()
+            if d in seen:
+                continue
+            seen.add(d)
+            if d in among:
+                found.add(d)
+            elif creator[d] is not creator[view]:
+                stack.extend(x for x in creator[d].depends if x in creator)
+        earlier = creator[view].creates[:creator[view].creates.index(view)]
+        out[view] = (found | (set(earlier) & among)) - {view}
+    return out
+
+
+def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], threads: int = 1) -> list[str]:
+    """Compute and publish the derived partitions of `targets` from a database of `scope`'s tables.
+    Each view is evaluated once, replaced by a table of its rows that the views above read, and
+    written; `threads` views at a time, each as soon as the views it reads are done (a view takes
+    ~15 ms of DuckDB's planning whatever its size, one thread each). Returns warnings (a view that
+    fails on a trace is left without partitions, and said; the views above it evaluate it)."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    con = _scope_database(lake, scope)
+    fingerprints = current()
+    order = _in_order({v for vs in targets.values() for v in vs} | set(_SHARED))
+    needs = _dependencies(order)
+    staging = Path(lake) / layout.STAGING / f"derive.{uuid.uuid4().hex[:8]}"
+    staging.mkdir(parents=True)
+    warnings: list[str] = []
+
+    def materialize(view: str) -> None:
+        cur = con.cursor()
+        try:
+            try:
+                cur.execute(f"CREATE TABLE _rows_{view} AS SELECT * FROM main.{view}")
+                # one transaction: other threads see the view or its table, never neither (a view
+                # read before its turn, by a dependency the depends lines lack, is evaluated)
+                cur.execute(f"BEGIN; DROP VIEW {view}; ALTER TABLE _rows_{view} RENAME TO {view}; COMMIT")
+            except duckdb.Error as e:
+                warnings.append(f"{view}: not derived for {', '.join(targets)}: {str(e).splitlines()[0][:200]}")
+                return
+            if view in fingerprints:
+                for trace_id, staged in _write_partitions(cur, view, [t for t, vs in targets.items() if view in vs],
+                                                          staging / view):
+                    layout.publish_derived(Path(lake), view, fingerprints[view], trace_id, staged)
+        finally:
+            cur.close()
+
+    try:
+        with ThreadPoolExecutor(max(1, threads)) as pool:
+            pending, running, done = list(order), {}, set()
+            while pending or running:
+                for view in [v for v in pending if needs[v] <= done]:
+                    pending.remove(view)
+                    running[pool.submit(materialize, view)] = view
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    future.result()
+                    done.add(running.pop(future))
+    finally:
+        con.close()
+        layout.discard_staging(staging)
+    return sorted(warnings)
+
+
+def _in_order(views: set[str]) -> list[str]:
+    """The shared and materialized views among `views`, in an order in which each comes after the
+    views it reads: the shared ones first (they read none of the others), then the materialized
+    ones in catalog order. A view may be both: it comes once."""
+    return [v for v in _SHARED if v in views] + [v for v in current() if v in views and v not in _SHARED]
+
+
+def evaluate_once(con, needed: set[str]) -> None:
+    """On a ScopedDatabase connection: the shared and materialized views among `needed`, each
+    evaluated once into a TEMP table that shadows it (in the order derive_scope uses), so that
+    queries reading several of them do not evaluate the views below them again."""
+    for view in _in_order(needed):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
+
+
+def _write_partitions(con, view: str, trace_ids: list[str], folder: Path) -> list[tuple[str, Path]]:
+    """The rows of table <view> for each of `trace_ids` as one Parquet file each (without the trace_id
+    column), written by one partitioned COPY; a trace without rows gets an empty file, which marks
+    it derived. Returns (trace_id, file) pairs."""
+    if not trace_ids:
+        return []
+    folder.mkdir(parents=True)
+    ids = ", ".join(_quote(t) for t in trace_ids)
+    con.execute(f"COPY (SELECT * FROM {view} WHERE trace_id IN ({ids})) TO {_quote(str(folder / 'rows'))} "
+                "(FORMAT parquet, COMPRESSION zstd, PARTITION_BY (trace_id))")
+    empty = folder / "empty.parquet"
+    out = []
+    for t in trace_ids:
+        written = layout.copied_partition_files(folder / "rows", t)
+        if len(written) == 1:
+            out.append((t, written[0]))
+            continue
+        if not written:
+            if not empty.exists():
+                con.execute(f"COPY (SELECT * EXCLUDE (trace_id) FROM {view} WHERE false) "
+                            f"TO {_quote(str(empty))} (FORMAT parquet, COMPRESSION zstd)")
+            staged = folder / f"{t}.parquet"
+            shutil.copyfile(empty, staged)
+        else:  # DuckDB split a large partition over several files
+            staged = folder / f"{t}.parquet"
+            con.execute(f"COPY (SELECT * EXCLUDE (trace_id) FROM {view} WHERE trace_id = {_quote(t)}) "
+                        f"TO {_quote(str(staged))} (FORMAT parquet, COMPRESSION zstd)")
+        out.append((t, staged))
+    return out
+
+
+def derive_here(lake: str | Path, tasks: list) -> list[str]:
+    """Run derivation tasks (`plan`) in this process; returns their warnings. The batch job spreads
+    them over its worker pool or a Dask cluster instead (jobs/derive_job.py)."""
+    warnings: list[str] = []
+    for scope, targets in tasks:
+        warnings.extend(derive_scope(str(Path(lake).resolve()), scope, targets, os.cpu_count() or 1))
+    if tasks:
+        drop_stale(lake)
+    return warnings
+
+
+def drop_stale(lake: str | Path) -> None:
+    """Remove the partitions of views whose SQL changed (their fingerprint is no longer current)."""
+    layout.remove_derived_except(Path(lake).resolve(), {f"{v}@{fp}" for v, fp in current().items()})
