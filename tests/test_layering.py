@@ -2,12 +2,14 @@
 (layout, writer, scan, catalog, derivation, database) import no other part; ingest (file ->
 tables) writes into the lake; reports renders HTML from a DuckDB connection; analysis (the Python
 analyses) reads and writes the lake; jobs (ingest, run, reports, diff, export) use all of those;
-the CLI is the top, and within it only cli/main.py imports cli/commands.py. The root __init__.py
-(the Python API) may import any part.
+the CLI is the top, and within it only cli/main.py imports cli/commands.py. api/ (the package
+`tracelake` itself, the Python API) may import any part.
 
 Every import statement is read with ast, also those inside functions (lazy imports) and relative
-ones, and importlib.import_module calls with a literal name. Inside the package every import of
-tracelake is relative, so that it leads to a file in the checkout (docs/packaging.md).
+ones, and importlib.import_module calls with a literal name. Between the folders every import is
+relative, so that it leads to a file in the checkout (docs/packaging.md); api/ alone says
+`tracelake.<part>`, the public name, since it is the package's root and has no parent to be
+relative to.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def _imported_modules(tree: ast.AST, package: list[str]) -> list[tuple[int, str]
 
 def _package_files(root: Path) -> list[tuple[Path, list[str]]]:
     """(file, its package's dotted parts) for every Python file of the package."""
-    files = [(p, ["tracelake"]) for p in sorted(root.glob("*.py"))]
+    files = [(p, ["tracelake"]) for p in sorted((root / "api").glob("*.py"))]
     for package in ALLOWED:
         files += [(p, ["tracelake", *p.relative_to(root).parent.parts]) for p in sorted((root / package).rglob("*.py"))]
     return files
@@ -84,6 +86,8 @@ def absolute_imports(root: Path) -> list[str]:
     """'file:line' of every import of tracelake inside the package that is not relative."""
     out = []
     for path, _ in _package_files(root):
+        if path.parent.name == "api":
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import)
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
@@ -153,13 +157,13 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
         "sql/__init__.py": "import importlib\nimportlib.import_module('tracelake.reports.render')\n",
         "jobs/run_job.py": "from ..cli import commands\nfrom ..ingest.dispatch import ingest_file\n",
         "cli/output.py": "from .commands import COMMANDS\nfrom ..reports import render\n",
-        "__init__.py": "from .cli import main\n",
+        "api/__init__.py": "from tracelake.cli import main\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     assert upward_imports(tmp_path) == [
-        "__init__.py:1 imports tracelake.cli.main (only the CLI's top may)",
+        "api/__init__.py:1 imports tracelake.cli.main (only the CLI's top may)",
         "cli/output.py:1 imports tracelake.cli.commands (only the CLI's top may)",
         "cli/output.py:1 imports tracelake.cli.commands.COMMANDS (only the CLI's top may)",
         "ingest/reader.py:1 imports tracelake.analysis (ingest must not import analysis)",

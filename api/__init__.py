@@ -23,9 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
     import duckdb
-
-    from .jobs.ingest_job import FileOutcome
-    from .jobs.run_job import RunSummary
+    from tracelake.jobs.ingest_job import FileOutcome
+    from tracelake.jobs.run_job import RunSummary
 
 __all__ = ["open", "ingest", "run", "export", "diff", "charts", "__version__"]
 
@@ -38,7 +37,7 @@ def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracela
     of tracelake's SQL. Raises FileNotFoundError when `lake` is not a lake. Close it when done
     (or use it in a ``with`` block) so that a later ingest can write the database.
     """
-    from .lake.database import connect
+    from tracelake.lake.database import connect
 
     return connect(lake, read_only=True)
 
@@ -51,7 +50,7 @@ def _ingest(paths: str | Path | Iterable[str | Path], lake: str | Path,
     'error'), ``trace_id``, ``events``, ``seconds``, ``error`` (the one-line reason) and
     ``warnings``. A file that fails does not stop the others. `on_file` is called after each file.
     """
-    from .jobs.ingest_job import ingest_paths
+    from tracelake.jobs.ingest_job import ingest_paths
 
     return ingest_paths(_paths(paths), lake, on_file or (lambda o: None))
 
@@ -72,7 +71,7 @@ class _CallableIngest(types.ModuleType):
     __call__.__doc__ = _ingest.__doc__
 
 
-from . import ingest as _ingest_package  # noqa: E402 - bound to tracelake.ingest here, made callable
+import tracelake.ingest as _ingest_package  # noqa: E402 - bound to tracelake.ingest here, made callable
 
 _ingest_package.__class__ = _CallableIngest
 ingest = _ingest_package
@@ -92,12 +91,12 @@ def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int |
     and links the page's findings and largest GPU gaps to it, as ``tracelake run --export``
     (docs/export.md).
     """
-    from .jobs import run_job
+    from tracelake.jobs import run_job
 
     t0 = time.perf_counter()
     summary = run_job.run(_paths(dirs), out, jobs=jobs, prune=prune, executor=executor, scheduler=scheduler)
     if reports and summary.files:
-        from .jobs.report_job import write_run_reports
+        from tracelake.jobs.report_job import write_run_reports
 
         write_run_reports(out, summary.files, jobs=jobs, executor=executor, scheduler=scheduler, export=export)
     summary.seconds = time.perf_counter() - t0  # the whole run, reports included
@@ -115,9 +114,9 @@ def export(lake: str | Path, trace_id: str | None, out: str | Path, *, format: s
     written; raises ValueError when `run` names no single run."""
     if format != "perfetto":
         raise ValueError(f"format {format!r}: only 'perfetto' (Chrome trace-event JSON) is written")
-    from .jobs.run_export import resolve_run, write_run
-    from .jobs.trace_export import write
-    from .lake.database import connect
+    from tracelake.jobs.run_export import resolve_run, write_run
+    from tracelake.jobs.trace_export import write
+    from tracelake.lake.database import connect
 
     con = connect(lake, read_only=True)
     try:
@@ -140,7 +139,7 @@ def diff(base: str | Path, new: str | Path, lake: str | Path | None = None) -> d
     ``explained_ns``, ``unexplained_ns``. ``polars.DataFrame(result["causes"])`` makes the causes a
     frame. Raises ValueError (one line naming the file) on bad input.
     """
-    from .jobs.diff import diff as compare
+    from tracelake.jobs.diff import diff as compare
 
     return compare(base, new, lake)
 
@@ -152,11 +151,11 @@ def _paths(paths: str | Path | Iterable[str | Path]) -> list[str]:
 def __getattr__(name: str) -> Any:
     # loaded on first use: charts pull in Altair, the version reads package metadata
     if name == "charts":
-        from .reports import trace_charts
+        from tracelake.reports import trace_charts
 
         return trace_charts
     if name == "__version__":
-        from .lake.version import __version__
+        from tracelake.lake.version import __version__
 
         return __version__
     raise AttributeError(f"module 'tracelake' has no attribute {name!r}")
