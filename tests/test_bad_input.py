@@ -567,7 +567,7 @@ def test_a_failed_database_build_leaves_no_temporary_file(sample_lake, tmp_path,
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(database, "_point_base_tables", interrupted)  # every build (the catalog may be a copy)
+    monkeypatch.setattr(database.base_tables, "point_at_lake", interrupted)  # every build (the catalog may be a copy)
     with pytest.raises(KeyboardInterrupt):
         database.build_database(lake)
     assert not [p.name for p in lake.iterdir() if p.name.startswith(".tracelake.duckdb")]

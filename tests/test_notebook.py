@@ -63,7 +63,7 @@ def test_public_names():
     import tracelake
 
     assert sorted(tracelake.__all__) == ["__version__", "charts", "diff", "export", "ingest", "open", "run"]
-    assert tracelake.__version__ == __import__("tracelake.analysis").analysis.__version__
+    assert tracelake.__version__ == __import__("tracelake.lake.version").lake.version.__version__
     public = [n for n in dir(tracelake.charts) if not n.startswith("_") and callable(getattr(tracelake.charts, n))]
     import tracelake.ingest.dispatch  # noqa: F401 - binds the subpackage to tracelake.ingest, which stays callable
 
