@@ -27,7 +27,7 @@ import polars as pl
 import pyarrow as pa
 
 from ..ingest.nesting import NO_START, nest
-from ..lake.schema import TABLES
+from ..lake.schema import CALLCTX_TABLES, TABLES
 from ..lake.writer import conform
 from . import memory_context
 
@@ -282,7 +282,7 @@ def _memory_paths(memory: pl.DataFrame, calls: pl.DataFrame, paths: dict[int, li
 
 
 # The lake tables build() makes (some of them, or none, for a trace without the events they need).
-BUILDS = ("callctx_nodes", "callctx_gpu_ops", "memory_context", "memory_blocks", "memory_call_contexts")
+BUILDS = CALLCTX_TABLES
 
 
 def build(tables: dict[str, pa.Table]) -> dict[str, pa.Table]:

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ..lake.schema import TABLES
+from ..lake.schema import CRITPATH_TABLES, TABLES
 from ..lake.writer import conform
 from .critpath_graph import Graph, build_graph
 from .critpath_longest import longest_paths
@@ -38,7 +38,7 @@ def solve(graph: Graph, edges: pl.DataFrame | None = None) -> tuple[np.ndarray, 
 
 
 # The lake tables build() makes (none for a trace without CPU spans).
-BUILDS = ("cp_steps", "cp_nodes", "cp_edges")
+BUILDS = CRITPATH_TABLES
 
 
 def build(tables: dict[str, pa.Table], hta_compat: bool = False) -> tuple[dict[str, pa.Table], list[str]]:

@@ -94,9 +94,7 @@ def sql(args) -> int:
 
 
 def stats(args) -> int:
-    import tempfile
-
-    from ..jobs.ingest_job import ingest_paths
+    from ..jobs.ingest_job import ingest_paths, read_in_memory
     from ..lake import catalog
     from ..lake.schema import TABLES
     from . import stats as reports
@@ -112,33 +110,34 @@ def stats(args) -> int:
     except ValueError as e:
         say(f"error  {e}", err=True)
         return EXIT_USAGE
-    # A throwaway lake gets no database and no derived tables, and only the tables the reports
-    # read: their views are evaluated directly on the files' rows (ScopedDatabase).
-    needed = None if args.lake else catalog.reads(reports.reads(names, known), TABLES)
-    with tempfile.TemporaryDirectory(prefix="tracelake-stats-") as scratch:
-        lake = args.lake or Path(scratch) / "lake"
-        outcomes = ingest_paths(args.files, lake, failed, needed=needed)
-        if not outcomes:
-            say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
-            return EXIT_SOME_FAILED
-        done = [o for o in outcomes if o.status == "ok"]
-        if args.lake:
-            con = connect(lake)
-        else:
-            from ..lake import derive
-            from ..lake.scoped import connect_scoped
+    # Without --lake nothing is written: the files' tables are held in memory, only those the reports
+    # read, and their views are evaluated directly on those rows (ScopedDatabase.load_arrow).
+    if args.lake:
+        outcomes = ingest_paths(args.files, args.lake, failed)
+    else:
+        needed = catalog.reads(reports.reads(names, known), TABLES)
+        outcomes, tables = read_in_memory(args.files, needed, on_outcome=failed)
+    if not outcomes:
+        say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
+        return EXIT_SOME_FAILED
+    done = [o for o in outcomes if o.status == "ok"]
+    if args.lake:
+        con = connect(args.lake)
+    else:
+        from ..lake import derive
+        from ..lake.scoped import ScopedDatabase
 
-            con = connect_scoped(lake, [o.trace_id for o in done], needed)
-            derive.evaluate_once(con, needed)
+        con = ScopedDatabase(None).load_arrow(tables)
+        derive.evaluate_once(con, needed)
+    try:
         try:
-            try:
-                reports.resolve(names, reports.trace_views(con))  # a view without trace_id is no report
-            except ValueError as e:
-                say(f"error  {e}", err=True)
-                return EXIT_USAGE
-            _print_stats(con, reports, names, done, args.format, args.timeunit)
-        finally:
-            con.close()
+            reports.resolve(names, reports.trace_views(con))  # a view without trace_id is no report
+        except ValueError as e:
+            say(f"error  {e}", err=True)
+            return EXIT_USAGE
+        _print_stats(con, reports, names, done, args.format, args.timeunit)
+    finally:
+        con.close()
     return EXIT_SOME_FAILED if any(o.status == "error" for o in outcomes) else EXIT_OK
 
 

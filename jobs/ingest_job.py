@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis import callctx_build, critpath_build
+import pyarrow as pa
+
 from ..ingest.discover import discover
 from ..ingest.dispatch import ingest_file
 from ..ingest.errors import ErrorKind, TraceError
@@ -16,8 +17,9 @@ from ..ingest.reading import Limits
 from ..lake import derive
 from ..lake.database import update_database
 from ..lake.layout import prepare_for_writing
+from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES
 from ..lake.version import __version__
-from ..lake.writer import TraceWriter
+from ..lake.writer import TraceWriter, conform
 from . import fs_errors
 
 
@@ -35,6 +37,8 @@ class FileOutcome:
 
 def _calling_context(result) -> dict:
     """The calling-context tables; a failure there costs the trace its calling context, not its data."""
+    from ..analysis import callctx_build  # numpy and the analysis: only when built
+
     try:
         return callctx_build.build(result.tables)
     except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
@@ -44,6 +48,8 @@ def _calling_context(result) -> dict:
 
 def _critical_path(result) -> dict:
     """The critical-path tables; a failure there costs the trace its critical path, not its data."""
+    from ..analysis import critpath_build
+
     try:
         tables, warnings = critpath_build.build(result.tables)
     except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
@@ -53,22 +59,13 @@ def _critical_path(result) -> dict:
     return tables
 
 
-def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[str] | None = None) -> FileOutcome:
-    """One file into the lake. The outcome's path is the file name as UTF-8 text (path_text).
-    `needed`: the only tables anyone will read (catalog.reads); the calling context and the
-    critical path are then built only if some of their tables are among them (default: all)."""
+def _outcome(path: str, make: Callable[[], tuple[int, str, list[str]]]) -> FileOutcome:
+    """Run make() -> (events, trace_id, warnings) for one file; any failure becomes the outcome's
+    one-line error, so that a bad file never stops the batch."""
     t0 = time.perf_counter()
     shown = path_text(path)
     try:
-        result = ingest_file(path, limits)
-        # the base tables are written while the calling context and the critical path are built
-        with TraceWriter(lake, result.trace_id, tracelake_version=__version__) as writer:
-            writer.write(result.tables)
-            if needed is None or needed & set(callctx_build.BUILDS):
-                writer.write(_calling_context(result))
-            if needed is None or needed & set(critpath_build.BUILDS):
-                writer.write(_critical_path(result))
-            writer.publish()
+        events, trace_id, warnings = make()
     except TraceError as e:
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e), error_kind=e.kind)
     except OSError as e:
@@ -79,8 +76,54 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
                            error=f"{shown}: internal error while writing the trace: {type(e).__name__}: {first}",
                            error_kind=ErrorKind.INTERNAL)
-    return FileOutcome(shown, "ok", result.trace_id, result.event_count, time.perf_counter() - t0,
-                       warnings=tuple(result.warnings))
+    return FileOutcome(shown, "ok", trace_id, events, time.perf_counter() - t0, warnings=tuple(warnings))
+
+
+def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[str] | None = None) -> FileOutcome:
+    """One file into the lake. The outcome's path is the file name as UTF-8 text (path_text).
+    `needed`: the only tables anyone will read (catalog.reads); the calling context and the
+    critical path are then built only if some of their tables are among them (default: all)."""
+
+    def make():
+        result = ingest_file(path, limits)
+        # the base tables are written while the calling context and the critical path are built
+        with TraceWriter(lake, result.trace_id, tracelake_version=__version__) as writer:
+            writer.write(result.tables)
+            if needed is None or needed & set(CALLCTX_TABLES):
+                writer.write(_calling_context(result))
+            if needed is None or needed & set(CRITPATH_TABLES):
+                writer.write(_critical_path(result))
+            writer.publish()
+        return result.event_count, result.trace_id, result.warnings
+
+    return _outcome(path, make)
+
+
+def read_in_memory(paths: list[str], needed: set[str], limits: Limits | None = None,
+                   on_outcome: Callable[[FileOutcome], None] = lambda o: None
+                   ) -> tuple[list[FileOutcome], dict[str, dict[str, pa.Table]]]:
+    """The trace files found under `paths`, read into tables held in memory rather than a lake
+    (`tracelake stats` of files: nothing is written, the views are evaluated on these rows).
+    Returns the outcomes and, per trace read, its tables among `needed`."""
+    outcomes, tables = [], {}
+    named = set(paths)
+    for path in discover(paths):
+        def make(path=path):
+            result = ingest_file(path, limits)
+            kept = {name: t for name, t in result.tables.items() if name in needed}
+            if needed & set(CALLCTX_TABLES):
+                kept.update(_calling_context(result))
+            if needed & set(CRITPATH_TABLES):
+                kept.update(_critical_path(result))
+            tables[result.trace_id] = {name: conform(name, t) for name, t in kept.items() if name in needed}
+            return result.event_count, result.trace_id, result.warnings
+
+        outcome = _outcome(path, make)
+        if path not in named:
+            skip_if_no_trace(outcome)
+        on_outcome(outcome)
+        outcomes.append(outcome)
+    return outcomes, tables
 
 
 def skip_if_no_trace(outcome: FileOutcome) -> FileOutcome:
@@ -95,7 +138,8 @@ def ingest_paths(paths: list[str], lake: str | Path,
                  on_outcome: Callable[[FileOutcome], None] = lambda o: None,
                  limits: Limits | None = None, needed: set[str] | None = None) -> list[FileOutcome]:
     """Ingest the trace files found under `paths` into `lake`, then derive the new traces'
-    materialized views and update the lake's database. With `needed` (the only tables and views
+    materialized views where the lake keeps them (derive.worth_deriving) and update the lake's
+    database. With `needed` (the only tables and views
     anyone will read: a throwaway lake whose views are evaluated directly, `tracelake stats`) the
     lake gets no derived tables and no database, and tables outside `needed` may be left out."""
     lake = prepare_for_writing(Path(lake))
@@ -109,7 +153,7 @@ def ingest_paths(paths: list[str], lake: str | Path,
         outcomes.append(outcome)
     if needed is not None:
         return outcomes
-    # the materialized views of the new traces and of their runs' other ranks (lake/derive.py)
-    derive.derive_here(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}))
+    if derive.worth_deriving(lake):  # the new traces' views and their runs' other ranks' (lake/derive.py)
+        derive.derive_here(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}))
     update_database(lake)
     return outcomes

@@ -46,6 +46,26 @@ def load(con, lake: Path, trace_ids: list[str], temp: bool = False, only: set[st
             con.execute(f"{create} {table} AS {_empty(spec, types)};")
 
 
+def load_arrow(con, traces: dict[str, dict], temp: bool = False) -> None:
+    """Like `load`, from tables held in memory rather than the lake: `traces` maps a trace id to its
+    tables (name -> Arrow table in the schema's columns, as lake/writer.conform makes them); a
+    table no trace has is empty."""
+    import pyarrow as pa
+
+    from .schema import TABLES
+
+    types = duck_types()
+    create = "CREATE OR REPLACE TEMP TABLE" if temp else "CREATE OR REPLACE TABLE"
+    for table, spec in TABLES.items():
+        parts = [t.append_column("trace_id", pa.array([trace_id] * t.num_rows, pa.string()))
+                 for trace_id, tables in traces.items() if (t := tables.get(table)) is not None and t.num_rows]
+        if not parts:
+            con.execute(f"{create} {table} AS {_empty(spec, types)};")
+            continue
+        rows = pa.concat_tables(parts)  # noqa: F841 - read by DuckDB's replacement scan below
+        con.execute(f"{create} {table} AS SELECT {', '.join(c.name for c in spec.columns)} FROM rows;")
+
+
 def placeholders(con) -> None:
     """Every base table as a view over a table macro that returns no rows yet (scan.py:
     `point_at_lake` points it at the lake's files, listed when a query reads it, not now)."""

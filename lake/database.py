@@ -45,12 +45,13 @@ def _fingerprint(lake: Path, derived: list[str] | None = None) -> str:
 
 def build_database(lake: str | Path) -> Path:
     """(Re)write <lake>/tracelake.duckdb: base table views, every sql/ view (materialized ones
-    served from their derived partitions, derived first in this process where missing:
-    lake/derive.py), and _lake_info."""
+    served from their derived partitions, derived first in this process where missing and
+    worth it: lake/derive.py), and _lake_info."""
     lake = Path(lake).resolve()
     lake.mkdir(parents=True, exist_ok=True)
     layout.finish_compaction(lake)
-    derive.derive_here(lake, derive.plan(lake))
+    if derive.worth_deriving(lake):
+        derive.derive_here(lake, derive.plan(lake))
     db = lake / DB_FILE
     tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"
     tmp.unlink(missing_ok=True)

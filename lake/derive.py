@@ -37,6 +37,21 @@ from .planner import planner_settings
 _SHARED = ["gpu_ops", "gpu_op_class", "api", "gpu_active_range", "gpu_busy", "nvtx_ranges", "rank_runs"]
 
 
+# A lake of fewer complete traces than this, none of them derived, is not derived (see worth_deriving).
+DERIVE_FROM_TRACES = 8
+
+
+def worth_deriving(lake: Path) -> bool:
+    """Whether the lake's materialized views are kept as derived tables: once it has any (`tracelake
+    run` derives every lake it writes), or from DERIVE_FROM_TRACES traces on. Derived tables pay
+    where views are read over many traces (`runs`, the index, a 10,000-trace lake); a lake of a few
+    traces answers through the views' SQL over its base tables as fast, so `tracelake ingest` of a
+    file into a new lake pays for decoding and writing it, not for ~95 views it may never read
+    (docs/lake.md). Either way every view gives the same rows (tests/test_derive.py)."""
+    lake = Path(lake)
+    return layout.has_any_derived(lake) or len(layout.complete_trace_ids(lake)) >= DERIVE_FROM_TRACES
+
+
 def current() -> dict[str, str]:
     """Materialized view -> fingerprint of its SQL, in catalog (dependency) order."""
     return catalog.materialized()

@@ -302,6 +302,12 @@ def has_derived(lake: Path, view: str, fingerprint: str) -> bool:
     return has_loose(lake, folder) or bool(segment_trace_ids(lake, folder))
 
 
+def has_any_derived(lake: Path) -> bool:
+    """Whether the lake holds derived tables at all (loose partitions or segments, of any view)."""
+    root = Path(lake) / DERIVED
+    return root.is_dir() and any(root.iterdir())
+
+
 def publish_derived(lake: Path, view: str, fingerprint: str, trace_id: str, staged: Path) -> None:
     """Move a derived partition written at `staged` (a file) into place, replacing the old one."""
     final = derived_file(lake, view, fingerprint, trace_id)

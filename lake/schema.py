@@ -530,7 +530,10 @@ _table(
     _c("path_order", I64, "Position on the step's critical path (0 = first edge); NULL when off the path.", DERIVED),
 )
 
+# The tables the Python analyses build at ingest from a trace's other tables (analysis/callctx_build.py,
+# analysis/critpath_build.py): the calling context (with the memory context) and the critical path.
+CALLCTX_TABLES = ("callctx_nodes", "callctx_gpu_ops", "memory_context", "memory_blocks", "memory_call_contexts")
+CRITPATH_TABLES = ("cp_steps", "cp_nodes", "cp_edges")
+
 EVENT_TABLES = [name for name in TABLES
-                if name not in ("traces", "devices", "processes", "threads", "callctx_nodes", "callctx_gpu_ops",
-                                "memory_context", "memory_call_contexts", "memory_blocks", "cp_steps", "cp_nodes",
-                                "cp_edges")]
+                if name not in ("traces", "devices", "processes", "threads", *CALLCTX_TABLES, *CRITPATH_TABLES)]

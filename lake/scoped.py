@@ -25,10 +25,12 @@ class ScopedDatabase:
     the views are installed into an in-memory database.
     """
 
-    def __init__(self, lake: str | Path):
+    def __init__(self, lake: str | Path | None):
+        """lake: where `load` reads traces from; None for one that only gets tables from memory
+        (`load_arrow`)."""
         from .schema import TABLES
 
-        self.lake = Path(lake).resolve()
+        self.lake = Path(lake).resolve() if lake is not None else None
         template = catalog_template()
         self._temp = template is not None
         self.con = planner_settings(duckdb.connect(str(template), read_only=True) if self._temp else duckdb.connect())
@@ -41,6 +43,12 @@ class ScopedDatabase:
         """Replace the tables by those of `trace_ids` (in memory; those not in `only` empty);
         returns the connection."""
         base_tables.load(self.con, self.lake, trace_ids, temp=self._temp, only=only)
+        return self.con
+
+    def load_arrow(self, traces: dict[str, dict]) -> duckdb.DuckDBPyConnection:
+        """Replace the tables by these traces' tables held in memory (base_tables.load_arrow);
+        returns the connection."""
+        base_tables.load_arrow(self.con, traces, temp=self._temp)
         return self.con
 
     def close(self) -> None:

@@ -162,3 +162,25 @@ def test_tasks_are_batched_by_whole_runs_within_the_event_budget():
     assert len(derive.batches(tasks, events, jobs=2, budget=10**9)) == 2  # but one per worker at least
     assert len(derive.batches(tasks, events, jobs=8, budget=10**9)) == 4  # and never a run split
     assert derive.batch_budget(1) >= derive.batch_budget(2) >= derive.MIN_BATCH_EVENTS  # memory shared by workers
+
+
+def test_ingest_derives_a_lake_once_it_is_worth_it(tmp_path, monkeypatch):
+    """`tracelake ingest` of a few traces into a new lake writes no derived tables (its views read
+    the base tables); the trace that brings the lake to DERIVE_FROM_TRACES derives every trace, and
+    from then on each ingest derives its own."""
+    from tracelake.cli.main import main
+
+    monkeypatch.setattr(derive, "DERIVE_FROM_TRACES", 3)
+    files = sorted(p for p in DATA.iterdir() if p.name.endswith((".json.gz", ".sqlite.gz")))[:4]
+    lake = tmp_path / "lake"
+    for f in files[:2]:
+        assert main(["ingest", str(f), "--lake", str(lake), "--quiet"]) == 0
+    assert not layout.has_any_derived(lake)
+    con = connect(lake)
+    assert con.execute("SELECT count(DISTINCT trace_id) FROM kernel_summary").fetchone()[0] == 2
+    con.close()
+    assert main(["ingest", str(files[2]), "--lake", str(lake), "--quiet"]) == 0
+    assert derive.missing(lake) == {}
+    assert main(["ingest", str(files[3]), "--lake", str(lake), "--quiet"]) == 0
+    assert derive.missing(lake) == {}
+    assert _check_lake(lake) > 0

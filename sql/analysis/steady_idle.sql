@@ -1,6 +1,6 @@
 -- steady_idle: the GPU idle time of the steady steps, per process, by why the GPU waited:
 -- what `tracelake diff` compares for idle and synchronization causes. The gaps over 10 us
--- (gpu_gap_causes_over(10000)), clipped to the steady steps, carry their cause and
+-- (largest_gpu_gaps: gpu_gap_causes_over(10000), evaluated once per trace), clipped to the steady steps, carry their cause and
 -- host_activity (the API call or operator the launching thread was in when the gap
 -- began); the rest of the steps' idle time (steady_steps.gpu_idle_ns) is one row with
 -- cause 'short_gaps'. kind says how a diff reports it:
@@ -9,7 +9,7 @@
 --           aten::item, aten::_local_scalar_dense): the GPU drained while the host waited;
 --   'idle'  else; name says why: 'data loading' (a DataLoader iteration), else the cause.
 --
--- depends: gpu_gap_causes_over, steady_steps
+-- depends: largest_gpu_gaps, steady_steps
 -- materialize: per trace
 --
 -- @column trace_id       Trace.
@@ -24,7 +24,7 @@ CREATE OR REPLACE VIEW steady_idle AS
 WITH clipped AS (
     SELECT g.trace_id, g.pid, g.cause, g.host_activity, count(DISTINCT g.start_ns) AS gaps,
            sum(least(g.end_ns, s.end_ns) - greatest(g.start_ns, s.start_ns)) AS idle_ns
-    FROM gpu_gap_causes_over(10000) g
+    FROM largest_gpu_gaps g
     JOIN steady_steps s ON s.trace_id = g.trace_id AND s.pid = g.pid
                        AND g.start_ns < s.end_ns AND g.end_ns > s.start_ns
     GROUP BY ALL
