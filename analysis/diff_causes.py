@@ -1,7 +1,7 @@
 """The causes of a step-time change between two sides (`tracelake diff`, docs/diff.md).
 
 Each side is a list of trace ids. Its figures come from the per-trace views steady_steps,
-steady_gpu_work, steady_idle and steady_syncs (sql/analysis/), summed over the side's traces
+steady_gpu_work, steady_collectives, steady_idle and steady_syncs (sql/analysis/), summed over the side's traces
 and divided by its number of steady steps (all ranks): ns per steady step, so that sides with
 different step counts compare, and causes add up to a change of the mean step time.
 
@@ -12,8 +12,12 @@ work and idle time is given to exactly one cause:
 - GPU work of operator calls whose shapes exist on one side only: 'operator' (one cause per
   operator name; the evidence lists the shapes);
 - the rest by operation name: kernels ('kernel', or 'precision' for a GEMM kernel that runs
-  on CUDA cores in fp32 and exists on one side only), communication kernels
-  ('communication'), copies and memsets ('memcpy', by direction and memory kind);
+  on CUDA cores in fp32 and exists on one side only), copies and memsets ('memcpy', by
+  direction and memory kind);
+- collectives (steady_collectives) as 'communication', split as collective_instance_ranks
+  splits them: the transfer once all ranks had joined, by operation ('all_reduce'), and the
+  time ranks waited for the last to arrive, by that rank ('wait for rank 3'): a straggler's
+  cost is the waiting it caused the others;
 - idle time by why the GPU waited (steady_idle): 'sync' when the host sat in a synchronizing
   call, else 'idle'.
 The peak allocated GPU memory of the steady steps (memory_peaks) explains no step time: when it
@@ -51,6 +55,8 @@ def side_figures(con, trace_ids: list[str]) -> dict:
     idle = con.execute(f"SELECT kind, name, sum(gaps), sum(idle_ns) FROM steady_idle WHERE {where} "
                        f"GROUP BY ALL").fetchall()
     syncs = con.execute(f"SELECT name, sum(calls) FROM steady_syncs WHERE {where} GROUP BY ALL").fetchall()
+    comm = con.execute(f"SELECT rank, operation, last_rank, calls, transfer_ns, wait_ns, skew_ns, bytes, kernel "
+                       f"FROM steady_collectives WHERE {where}").fetchall()
     # the highest allocated level of any GPU in a steady step (NULL: no allocator events recorded)
     peak = con.execute(f"""SELECT max(m.peak_allocated_bytes) FROM memory_peaks m JOIN steady_steps s
                             ON m.trace_id = s.trace_id AND m.pid = s.pid AND m.step_start_ns = s.start_ns
@@ -59,7 +65,9 @@ def side_figures(con, trace_ids: list[str]) -> dict:
             "work": [(c, nm, mem, ln, sh, dt, calls / n, ns / n, (b or 0) / n)
                      for c, nm, mem, ln, sh, dt, calls, ns, b in work],
             "idle": {(k, nm): (gaps / n, ns / n) for k, nm, gaps, ns in idle},
-            "syncs": {nm: calls / n for nm, calls in syncs}}
+            "syncs": {nm: calls / n for nm, calls in syncs},
+            "collectives": [(rank, op, last, calls / n, transfer / n, wait / n, skew or 0, (b or 0) / n, kernel, calls)
+                            for rank, op, last, calls, transfer, wait, skew, b, kernel in comm]}
 
 
 def _cause(kind: str, name: str, base: float, new: float, evidence: dict) -> dict:
@@ -92,6 +100,9 @@ def _operator_groups(base_work, new_work) -> dict:
 
 def causes(base: dict, new: dict) -> list[dict]:
     """The causes of the change from `base` to `new` (side_figures), largest |change_ns| first."""
+    # communication kernels are the collectives' (communication_causes), not kernels or operators
+    base = {**base, "work": [w for w in base["work"] if w[0] != "communication"]}
+    new = {**new, "work": [w for w in new["work"] if w[0] != "communication"]}
     claims = _operator_groups(base["work"], new["work"])
     groups: dict[tuple, dict] = defaultdict(lambda: {"base": 0.0, "new": 0.0, "calls": [0.0, 0.0], "ops": set(),
                                                       "bytes": [0.0, 0.0], "memory": ({}, {})})
@@ -102,8 +113,6 @@ def causes(base: dict, new: dict) -> list[dict]:
                 key = claim
             elif op_class == "compute":
                 key = ("kernel", name)
-            elif op_class == "communication":
-                key = ("communication", name)
             else:
                 key = ("memcpy", name)
             g = groups[key]
@@ -139,8 +148,44 @@ def causes(base: dict, new: dict) -> list[dict]:
                       for s in sorted(base["syncs"].keys() | new["syncs"].keys())}
             ev["sync_calls_per_step"] = {s: c for s, c in counts.items() if s == name or c[0] != c[1]}
         out.append(_cause(kind, name, b, n, ev))
+    out += communication_causes(base.get("collectives", []), new.get("collectives", []))
     out = [c for c in out if abs(c["change_ns"]) >= MIN_CAUSE_NS]
     return sorted(out, key=lambda c: (-abs(c["change_ns"]), c["kind"], c["name"])) + memory_causes(base, new)
+
+
+def communication_causes(base: list[tuple], new: list[tuple]) -> list[dict]:
+    """'communication' causes from two sides' steady_collectives rows (side_figures): the transfer
+    time by operation, and the time ranks waited by the rank that arrived last ('wait for rank N',
+    with how often that rank was the last to arrive: the straggler)."""
+    ops: dict[str, dict] = defaultdict(lambda: {"ns": [0.0, 0.0], "calls": [0.0, 0.0], "bytes": [0.0, 0.0],
+                                                "kernels": set()})
+    waits: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    last: dict[int, list[list[int]]] = defaultdict(lambda: [[0, 0, 0], [0, 0, 0]])  # last, matched, skew
+    for i, rows in enumerate((base, new)):
+        for rank, op, last_rank, calls, transfer, wait, skew, nbytes, kernel, n_calls in rows:
+            g = ops[op]
+            g["ns"][i] += transfer
+            g["calls"][i] += calls
+            g["bytes"][i] += nbytes
+            g["kernels"].add(kernel)
+            if last_rank is None:
+                continue
+            waits[last_rank][i] += wait
+            if rank is not None:
+                last[rank][i][1] += n_calls
+                if rank == last_rank:
+                    last[rank][i][0] += n_calls
+                    last[rank][i][2] += skew
+    out = [_cause("communication", op, *g["ns"], {
+        "calls_per_step": [round(c, 2) for c in g["calls"]], "bytes_per_step": [round(b) for b in g["bytes"]],
+        "kernels": sorted(g["kernels"])[:3]}) for op, g in ops.items()]
+    for r, (b, n) in waits.items():
+        counts = last[r]
+        out.append(_cause("communication", f"wait for rank {r}", b, n, {
+            "note": "time the other ranks waited in collectives this rank arrived last at",
+            "arrived_last_pct": [round(100 * c[0] / c[1], 1) if c[1] else None for c in counts],
+            "mean_skew_ns": [round(c[2] / c[0]) if c[0] else None for c in counts]}))
+    return out
 
 
 def memory_causes(base: dict, new: dict) -> list[dict]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..analysis import diff_causes, diff_noise
 
-VIEWS = ("steady_steps", "steady_gpu_work", "steady_idle", "steady_syncs", "memory_peaks")
+VIEWS = ("steady_steps", "steady_gpu_work", "steady_collectives", "steady_idle", "steady_syncs", "memory_peaks")
 PAGE_VIEWS = ("steady_summary",)  # the page also shows each side's steady state (reports/diff_page.py)
 
 
