@@ -213,3 +213,18 @@ def test_measured_roofline_of_elementwise_kernels_and_a_gemm(roofline):
     assert abs(tflops - event_tflops) <= 0.10 * event_tflops
     # no precision in NVTX ranges, but ~800 FLOP/byte is above the H200's highest ridge (fp8, ~412)
     assert intensity > 412 and bound == "compute"
+
+
+def test_page_shows_the_measured_roofline(roofline):
+    con = roofline.cursor()
+    import page_reader
+    from tracelake.reports.render import trace_page
+
+    ((trace_id,),) = con.execute("SELECT trace_id FROM traces").fetchall()
+    page = page_reader.read(trace_page(con, trace_id, version="test").html)
+    (table,) = [t for t in page.tables["gpu_metrics"] if t.headers and t.headers[0] == "kernel or copy"]
+    view = con.execute("SELECT name, measured_bytes, measured_bound FROM kernel_measured_roofline "
+                       "ORDER BY duration_ns DESC, name, device_id").fetchall()
+    shown = [(r[0].text, int(r[4].value), r[11].text) for r in table.rows]
+    assert shown == [(n if len(n) <= 60 else n[:59] + "…", b, bound or "–") for n, b, bound in view]
+    assert shown[0][2] == "compute"  # the GEMM, longest

@@ -1,6 +1,7 @@
 """What Nsight's GPU hardware metrics measured (exports made with --gpu-metrics-devices): the
 metrics over time through one steady step (steady_step_gpu_metrics) and per NVTX range
-(nvtx_gpu_metrics)."""
+(nvtx_gpu_metrics), and the measured roofline beside the modelled one per kernel
+(kernel_measured_roofline)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from ..page import Page
 
 NAME = "gpu_metrics"
 TITLE = "GPU hardware metrics"
-VIEWS = ("steady_step_gpu_metrics", "nvtx_gpu_metrics")
+VIEWS = ("steady_step_gpu_metrics", "nvtx_gpu_metrics", "kernel_measured_roofline")
 LIMIT = 15
 METRICS = {"sm_active_pct": "SMs Active", "tensor_active_pct": "Tensor Active", "dram_pct": "DRAM read + write",
            "pcie_rx_pct": "PCIe rx", "pcie_tx_pct": "PCIe tx"}
@@ -47,7 +48,12 @@ def build(page: Page) -> dict | None:
                                pcie_tx_gb_per_s, pcie_peak_gb_per_s
                         FROM nvtx_gpu_metrics WHERE trace_id = $trace
                         ORDER BY duration_ns DESC, range, device_id LIMIT {LIMIT}""").to_dicts()
+    roofline = page.sql(f"""SELECT name, device_id, instances, duration_ns, measured_bytes, modelled_bytes,
+                                   measured_to_modelled, dram_pct, achieved_tflops, measured_intensity,
+                                   modelled_intensity, measured_bound, modelled_bound
+                            FROM kernel_measured_roofline WHERE trace_id = $trace
+                            ORDER BY duration_ns DESC, name, device_id LIMIT {LIMIT}""").to_dicts()
     fig = figure(page)
-    if fig is None and not rows:
+    if fig is None and not rows and not roofline:
         return None
-    return {"figure": fig, "rows": rows}
+    return {"figure": fig, "rows": rows, "roofline": roofline}
