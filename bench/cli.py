@@ -97,13 +97,14 @@ def _ingest_rows(tmp: Path) -> list[tuple[str, str]]:
         rows.append(("`tracelake ingest` 89 MB PyTorch trace, new lake (process, median of 3 paired runs)",
                      f"{t_new:.2f} s"))
         rows.append(("  HTA, fresh process: import + TraceAnalysis parse (median, same pairs)", f"{t_hta:.2f} s"))
-        rows.append(("  HTA process / tracelake process, pair by pair (target >= 10)",
-                     f"{ratio:.1f} ({verdict(ratio, 10, True)})"))
-        # the one-shot command: a throwaway lake, only what the report reads (no target of its own)
+        rows.append(("  HTA process / tracelake process, pair by pair (target >= 5, issue #29)",
+                     f"{ratio:.1f} ({verdict(ratio, 5, True)})"))
+        # the one-shot command: nothing written, only the tables the report reads, in memory
         t_stats, t_hta2, ratio2 = paired(TRACELAKE + ["stats", path, "--report", "kernel_summary"],
                                          [str(HTA_PYTHON), "-c", _HTA, path], runs=3)
-        rows.append(("  `tracelake stats FILE --report kernel_summary` (one process, throwaway lake; median of 3 "
-                     "paired runs); HTA process / it", f"{t_stats:.2f} s; {ratio2:.1f}"))
+        rows.append(("  `tracelake stats FILE --report kernel_summary` (one process, nothing written; median of 3 "
+                     "paired runs); HTA process / it (target >= 10)",
+                     f"{t_stats:.2f} s; {ratio2:.1f} ({verdict(ratio2, 10, True)})"))
     else:
         t_new = best(lambda i: TRACELAKE + ["ingest", "-q", path, "--lake", str(tmp / f"new{i}")], 3)
         rows.append(("`tracelake ingest` 89 MB PyTorch trace, new lake (process)", f"{t_new:.2f} s"))
@@ -133,9 +134,9 @@ def _nsys_rows(tmp: Path) -> list[tuple[str, str]]:
                                        TRACELAKE + ["stats", str(sqlite), "--format", "csv", "--report", nvidia], runs=3)
     return [("`tracelake ingest` 35 MB Nsight export, new lake (process, median of 3 paired runs)", f"{t_ours:.2f} s"),
             ("  floor: fresh Python, ADBC reads the same tables and columns into Arrow (same pairs)", f"{t_floor:.2f} s"),
-            ("  tracelake / floor, pair by pair (target <= 2.5)", f"{ratio:.2f} ({verdict(ratio, 2.5, False)})"),
-            ("  `tracelake stats` of it with NVIDIA's 7 reports (one process, throwaway lake; median of 3 paired "
-             "runs); / the floor", f"{t_stats:.2f} s; {ratio2:.2f}")]
+            ("  tracelake / floor, pair by pair (target <= 3)", f"{ratio:.2f} ({verdict(ratio, 3, False)})"),
+            ("  `tracelake stats` of it with NVIDIA's 7 reports (one process, nothing written; median of 3 paired "
+             "runs); / the floor (target <= 1.5)", f"{t_stats:.2f} s; {ratio2:.2f} ({verdict(ratio2, 1.5, False)})")]
 
 
 def _sql_rows(tmp: Path) -> list[tuple[str, str]]:

@@ -8,10 +8,11 @@ as a lake partition under <lake>/derived/<view>@<fingerprint>/, one per trace
 it (runs, stragglers, findings...) read the stored rows instead of evaluating it over every trace.
 
 When: `tracelake run` derives the traces it ingested and their runs' other ranks in its worker
-pool (local or Dask) after the ingest; any command that (re)builds the database first derives
-whatever is missing, in this process (a new lake, a trace ingested by `tracelake ingest`, a view
-whose SQL changed: its fingerprint changed, so it has no partitions yet). That reads the lake's
-Parquet, never the trace files: `tracelake relink` does it explicitly (--jobs N in parallel).
+pool (local or Dask, jobs/derive_job.py) after the ingest; `tracelake ingest`, and any command that
+(re)builds the database, derives whatever is missing in this process (a trace ingested by
+`tracelake ingest`, a view whose SQL changed: its fingerprint changed, so it has no partitions yet)
+where the lake is worth deriving (`worth_deriving`: 8 traces, or derived already). That reads the
+lake's Parquet, never the trace files: `tracelake relink` derives any lake (in parallel).
 
 The rows are those of the view evaluated on a database holding just the trace's run scope
 (_scope_database), which equals the view over the whole lake for that trace because
