@@ -5,6 +5,7 @@ with one line saying so."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -58,6 +59,22 @@ def corpus_files(kind: str) -> list[Path]:
 
 def ids(paths):
     return [p.name for p in paths]
+
+
+@contextlib.contextmanager
+def ingested(tmp_path_factory, name: str, *files: Path | str):
+    """A read-only connection to a new lake that `tracelake ingest` made of `files`, closed after
+    the `with` block: what a module fixture of recorded traces yields."""
+    from tracelake.cli.main import main
+    from tracelake.lake.database import connect
+
+    lake = tmp_path_factory.mktemp(name) / "lake"
+    assert main(["ingest", *map(str, files), "--lake", str(lake), "--quiet"]) == 0
+    con = connect(lake)
+    try:
+        yield con
+    finally:
+        con.close()
 
 
 @pytest.fixture(scope="session")

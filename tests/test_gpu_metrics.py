@@ -13,7 +13,7 @@ import shutil
 import sqlite3
 
 import pytest
-from conftest import REPO
+from conftest import REPO, ingested
 
 RECORDED = REPO / "tests" / "recorded"
 STEM = "nsys-2025.3.1_gpu-metrics_h100"
@@ -24,14 +24,8 @@ VIEWS = ("gpu_metrics", "gpu_metric_samples", "nvtx_gpu_metrics", "nvtx_range_gp
 
 @pytest.fixture(scope="module")
 def con(tmp_path_factory):
-    from tracelake.cli.main import main
-    from tracelake.lake.database import connect
-
-    lake = tmp_path_factory.mktemp("gpu_metrics") / "lake"
-    assert main(["ingest", str(RECORDED / f"{STEM}.sqlite.gz"), "--lake", str(lake), "--quiet"]) == 0
-    db = connect(lake)
-    yield db
-    db.close()
+    with ingested(tmp_path_factory, "gpu_metrics", RECORDED / f"{STEM}.sqlite.gz") as db:
+        yield db
 
 
 def phases(con) -> list[tuple]:
@@ -174,14 +168,8 @@ def test_measured_dram_bytes_of_the_streaming_copy_match_the_modelled(con):
 
 @pytest.fixture(scope="module")
 def roofline(tmp_path_factory):
-    from tracelake.cli.main import main
-    from tracelake.lake.database import connect
-
-    lake = tmp_path_factory.mktemp("roofline") / "lake"
-    assert main(["ingest", str(RECORDED / f"{ROOFLINE}.sqlite.gz"), "--lake", str(lake), "--quiet"]) == 0
-    db = connect(lake)
-    yield db
-    db.close()
+    with ingested(tmp_path_factory, "roofline", RECORDED / f"{ROOFLINE}.sqlite.gz") as db:
+        yield db
 
 
 def test_measured_roofline_of_elementwise_kernels_and_a_gemm(roofline):

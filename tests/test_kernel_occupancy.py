@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ingested
 
 _AGREEMENT = """
 SELECT o.trace_id,
@@ -55,14 +56,8 @@ RECORDED = Path(__file__).parent / "recorded" / "torch-2.11_occupancy-configs_h1
 
 @pytest.fixture(scope="module")
 def recorded_con(tmp_path_factory):
-    from tracelake.cli.main import main
-    from tracelake.lake.database import connect
-
-    lake = tmp_path_factory.mktemp("occupancy") / "lake"
-    assert main(["ingest", f"{RECORDED}.pt.trace.json.gz", "--lake", str(lake), "--quiet"]) == 0
-    db = connect(lake)
-    yield db.cursor()
-    db.close()
+    with ingested(tmp_path_factory, "occupancy", f"{RECORDED}.pt.trace.json.gz") as db:
+        yield db.cursor()
 
 
 def test_blocks_per_sm_equal_the_drivers(recorded_con):

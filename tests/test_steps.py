@@ -10,7 +10,7 @@ import statistics
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, ingested
 
 RECORDED = REPO / "tests" / "recorded"
 ODD = "torch-2.11_ops-odd-sizes_h100"
@@ -42,14 +42,8 @@ def rule_and_steps(con, file_name: str) -> tuple[list[tuple], tuple]:
 
 @pytest.fixture(scope="module")
 def recorded_con(tmp_path_factory):
-    from tracelake.cli.main import main
-    from tracelake.lake.database import connect
-
-    lake = tmp_path_factory.mktemp("steps") / "lake"
-    assert main(["ingest", str(RECORDED / f"{ODD}.pt.trace.json.gz"), "--lake", str(lake), "--quiet"]) == 0
-    con = connect(lake)
-    yield con
-    con.close()
+    with ingested(tmp_path_factory, "steps", RECORDED / f"{ODD}.pt.trace.json.gz") as con:
+        yield con
 
 
 def test_one_profiled_step_of_short_repeats_is_the_step(recorded_con):
