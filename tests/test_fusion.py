@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tracelake.lake.database import connect
+from conftest import ingested
 
 RECORDED = Path(__file__).resolve().parents[0] / "recorded"
 TRUTH = json.loads((RECORDED / "torch-2.11_fusion_h200_truth.json").read_text())
@@ -27,14 +27,9 @@ def _name(program: str, mode: str) -> str:
 
 @pytest.fixture(scope="module")
 def con(tmp_path_factory):
-    from tracelake.cli.main import main
-
-    lake = tmp_path_factory.mktemp("fusion") / "lake"
-    files = [str(RECORDED / f"{_name(p, m)}.pt.trace.json.gz") for p in PROGRAMS for m in ("eager", "compiled")]
-    assert main(["ingest", *files, "--lake", str(lake), "--quiet"]) == 0
-    con = connect(lake)
-    yield con
-    con.close()
+    files = [RECORDED / f"{_name(p, m)}.pt.trace.json.gz" for p in PROGRAMS for m in ("eager", "compiled")]
+    with ingested(tmp_path_factory, "fusion", *files) as db:
+        yield db
 
 
 def predicted_ms_per_step(con, program: str, mode: str) -> float:
