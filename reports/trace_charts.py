@@ -38,12 +38,14 @@ FIGURES = {
     "memory": lambda page: _s.memory.figure(page.con, page.trace_id),
     "roofline": lambda page: _s.operators.roofline_figure(page.con, page.trace_id),
     "gpu_metrics": _s.gpu_metrics.figure,
+    "fusion": _built(_s.fusion),
 }
 
 
 def figure(con, trace_id: str, name: str) -> Figure | None:
     """The page's figure `name` (utilization, time_breakdown, top_kernels, memcpy, idle_gaps,
-    step_time, critical_path, collective_bandwidth, calling_context, memory, roofline, gpu_metrics)."""
+    step_time, critical_path, collective_bandwidth, calling_context, memory, roofline, gpu_metrics,
+    fusion)."""
     return FIGURES[name](Page.open(con, trace_id))
 
 
@@ -66,6 +68,7 @@ _DOCS = {
     "memory": "GPU memory allocated and reserved over the trace, with the step starts.",
     "roofline": "The operators on the GPU's roofline (log-log).",
     "gpu_metrics": "Nsight's GPU hardware metrics (% of peak) through the first steady step, in 50 slices.",
+    "fusion": "The chains of memory-bound kernels with the most GPU time fusion would save per step.",
 }
 
 

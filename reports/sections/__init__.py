@@ -12,6 +12,7 @@ from . import (
     collectives,
     critical_path,
     findings,
+    fusion,
     gpu_metrics,
     graphs,
     idle,
@@ -30,7 +31,7 @@ from . import (
 )
 
 SECTIONS = [summary, ranks, findings, utilization, time_breakdown, steps, timeline, critical_path, top_kernels,
-            occupancy, gpu_metrics, operators, memcpy, idle, collectives, graphs, memory, calling_context, api, nvtx]
+            occupancy, gpu_metrics, operators, fusion, memcpy, idle, collectives, graphs, memory, calling_context, api, nvtx]
 
 
 def views() -> list[str]:

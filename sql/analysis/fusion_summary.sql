@@ -7,6 +7,7 @@
 -- @column trace_id        Trace.
 -- @column pid             Process.
 -- @column step            Training step (NULL: the whole trace, which has no steps).
+-- @column start_ns        Start of the step (ns; NULL without steps).
 -- @column step_ns         Duration of the step (ns; NULL without steps).
 -- @column chains          Candidate chains in the step.
 -- @column kernels         Kernels in them.
@@ -15,7 +16,7 @@
 -- @column saved_pct       saved_ns, % of step_ns.
 -- @column launches_saved  Kernel launches the fused kernels would not make.
 CREATE OR REPLACE VIEW fusion_summary AS
-SELECT c.trace_id, c.pid, c.step, any_value(s.end_ns - s.start_ns) AS step_ns, count(*) AS chains,
+SELECT c.trace_id, c.pid, c.step, any_value(s.start_ns) AS start_ns, any_value(s.end_ns - s.start_ns) AS step_ns, count(*) AS chains,
        sum(c.kernels) AS kernels, sum(c.device_ns) AS device_ns, sum(c.saved_ns) AS saved_ns,
        100.0 * sum(c.saved_ns) / nullif(any_value(s.end_ns - s.start_ns), 0) AS saved_pct,
        sum(c.launches_saved) AS launches_saved
