@@ -21,6 +21,13 @@ may also model CUDA graphs, which change more than one class:
   torch-2.11_graphs-manual-replay_h100: median 0.43 µs, 90th percentile 0.55 µs between the
   kernels of one replay; 0.38 / 0.45 µs under torch.compile mode="reduce-overhead").
 
+- `fused_chains`: the chains of memory-bound kernels of fusion_chains (those with a predicted
+  saving) run as one kernel each: each chain kernel's time is scaled by fused_ns / device_ns of its
+  chain, and every kernel of a chain but the first is no longer launched: its launch call weighs
+  nothing, and it follows its predecessor on the stream at once (no launch latency, no gap). The
+  operators around the removed launch calls still run (a hand-written fused kernel keeps the
+  Python code; torch.compile would remove more).
+
 Not modelled: the replay's own cudaGraphLaunch (one call per graph, ~35 µs under the profiler in
 those recordings, a few µs without), the copies into the graph's static inputs, and whether the
 code can be captured at all (dynamic shapes, CPU-side control flow, allocations).
@@ -47,6 +54,7 @@ class Scenario:
     launch_calls: bool = False  # launch calls' CPU time -> 0
     captured_cpu: bool = False  # the step's GPU-issuing host code -> 0
     gpu_gap_ns: int | None = None  # gaps between operations of a stream -> at most this
+    fused_chains: bool = False  # fusion_chains' kernels -> one kernel per chain
 
 
 STEP_AS_GRAPH = Scenario(
@@ -72,6 +80,9 @@ STANDARD_SCENARIOS: tuple[Scenario, ...] = (
              "data loading aside", {"cpu": 0.5}),
     Scenario("no data-loading time", "removes the data-loading ranges (DataLoader iteration, ranges named "
              "data_load*)", {"data_loading": 0.0}),
+    Scenario("memory-bound chains fused", "each chain of memory-bound kernels (fusion_chains) runs as one "
+             "kernel at its predicted fused time; the chain's other launch calls and their launch latency go",
+             fused_chains=True),
     Scenario("GPU compute 2x faster", "halves the kernels' time (communication kernels aside)", {"gpu_compute": 0.5}),
     Scenario("communication 2x faster", "halves the communication kernels' time (NCCL, RCCL)",
              {"communication": 0.5}),
@@ -106,6 +117,8 @@ class EdgeFacts:
     launch_call: np.ndarray  # bool: the time of a call that launched GPU work
     captured: np.ndarray  # bool: host time inside a GPU-issuing top-level span of the step
     gpu_gap: np.ndarray  # the gap between two operations of a stream (ns) for kernel_kernel and stream-order edges; -1 else
+    fusion_factor: np.ndarray | None = None  # fused_ns / device_ns of its chain for a chain kernel's edge; 1 else
+    fusion_drop: np.ndarray | None = None  # bool: launch call, launch latency or gap a fused chain removes
 
     def weights(self, s: Scenario) -> np.ndarray:
         """The edges' weights under scenario `s`."""
@@ -116,10 +129,14 @@ class EdgeFacts:
             factor[self.launch_call & (self.cls == "cpu")] = 0.0
         if s.captured_cpu:
             factor[self.captured & (self.cls == "cpu")] = 0.0
+        if s.fused_chains and self.fusion_factor is not None:
+            factor = factor * self.fusion_factor
         out = np.rint(self.weight * factor).astype(np.int64)
         if s.gpu_gap_ns is not None:
             gap = self.gpu_gap >= 0
             out[gap] = np.minimum(self.gpu_gap[gap], s.gpu_gap_ns)
+        if s.fused_chains and self.fusion_drop is not None:
+            out[self.fusion_drop] = 0
         return out
 
 
@@ -140,9 +157,11 @@ def stream_order_edges(nodes: pl.DataFrame) -> pl.DataFrame:
                     (pl.col("start_ns") - pl.col("prev_end")).clip(lower_bound=0).alias("gap_ns")))
 
 
-def edge_facts(edges: pl.DataFrame, nodes: pl.DataFrame, extra: pl.DataFrame) -> EdgeFacts:
-    """`edges`: one trace's cp_edges (class, weight_ns, event_id, edge_type); `nodes`: its cp_nodes
-    start rows; `extra`: stream_order_edges(nodes), appended after the edges."""
+def edge_facts(edges: pl.DataFrame, nodes: pl.DataFrame, extra: pl.DataFrame,
+               chains: pl.DataFrame | None = None) -> EdgeFacts:
+    """`edges`: one trace's cp_edges (class, weight_ns, event_id, edge_type, src_node, dst_node);
+    `nodes`: its cp_nodes start rows; `extra`: stream_order_edges(nodes), appended after the edges;
+    `chains`: the kernels of its fused chains (event_id, factor, first), or None."""
     launch_ev, captured_ev = _host_events(nodes)
     ev = edges["event_id"].fill_null(-1).to_numpy()
     pad = np.zeros(extra.height, dtype=bool)
@@ -154,7 +173,29 @@ def edge_facts(edges: pl.DataFrame, nodes: pl.DataFrame, extra: pl.DataFrame) ->
         captured=np.concatenate([np.isin(ev, captured_ev), pad]),
         gpu_gap=np.concatenate([np.where(kk, edges["weight_ns"].to_numpy(), -1),
                                 extra["gap_ns"].to_numpy().astype(np.int64)]),
+        **_fusion(edges, nodes, extra, chains),
     )
+
+
+def _fusion(edges: pl.DataFrame, nodes: pl.DataFrame, extra: pl.DataFrame, chains: pl.DataFrame | None) -> dict:
+    """fusion_factor and fusion_drop of EdgeFacts: a chain kernel's own time edge is scaled; the
+    launch call of every chain kernel but the first, and the edges into its start node (launch
+    latency, kernel-to-kernel gap, stream order), are dropped."""
+    if chains is None or chains.height == 0:
+        return {}
+    pad = np.zeros(extra.height, dtype=bool)
+    ev = edges["event_id"].fill_null(-1).to_numpy()
+    own = (edges["edge_type"] == "operator").to_numpy()
+    factor = (pl.DataFrame({"event_id": np.where(own, ev, -1)})
+              .join(chains.select("event_id", "factor"), on="event_id", how="left", maintain_order="left")
+              ["factor"].fill_null(1.0).to_numpy())
+    later = chains.filter(~pl.col("first"))["event_id"].to_numpy()
+    ops = nodes.filter(pl.col("event_id").is_in(later)).select("pid", "correlation_id")
+    call_ev = (nodes.filter(pl.col("kind") == "call")
+               .join(ops, on=["pid", "correlation_id"], nulls_equal=False)["event_id"].to_numpy())
+    dst = np.concatenate([edges["dst_node"].to_numpy(), extra["dst_node"].to_numpy()])
+    drop = np.isin(dst, 2 * later) | np.concatenate([own & np.isin(ev, call_ev), pad])
+    return {"fusion_factor": np.concatenate([factor, np.ones(extra.height)]), "fusion_drop": drop}
 
 
 def _host_events(nodes: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:

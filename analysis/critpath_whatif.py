@@ -55,6 +55,7 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
     params = [] if trace_ids is None else [trace_ids]
     all_edges = con.sql(f"SELECT trace_id, step_id, src_node, dst_node, weight_ns, class, edge_type, event_id "
                         f"FROM cp_edges {where} ORDER BY trace_id, edge_id", params=params).pl()
+    all_chains = _chain_kernels(con, trace_ids) if any(s.fused_chains for s in scenarios) else None
     steps = con.sql(f"SELECT trace_id, step_id, pid, step, step_index FROM cp_steps {where}", params=params).pl()
     all_nodes = con.sql(f"SELECT trace_id, node_id, ts_ns, is_start, event_id, step_id, kind, name, pid, tid, "
                         f"device_id, stream_id, correlation_id, start_ns, end_ns FROM cp_nodes {where}",
@@ -64,7 +65,8 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
         nodes = all_nodes.filter(pl.col("trace_id") == trace_id)
         events = nodes.filter(pl.col("is_start"))
         extra = stream_order_edges(events)
-        facts = edge_facts(edges, events, extra)
+        chains = None if all_chains is None else all_chains.filter(pl.col("trace_id") == trace_id)
+        facts = edge_facts(edges, events, extra, chains)
         step_of = events.select((2 * pl.col("event_id") + 1).alias("src_node"), "step_id")
         graph = _Graph(pl.concat([edges.select("step_id", "src_node", "dst_node"),
                                   extra.join(step_of, on="src_node").select("step_id", "src_node", "dst_node")]),
@@ -89,6 +91,21 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
                       pl.when(pl.col("baseline_ns") > 0).then(100.0 * (pl.col("baseline_ns") - pl.col("whatif_ns"))
                               / pl.col("baseline_ns")).alias("saved_pct"),
                       ).sort("trace_id", "pid", "step_index", maintain_order=True)
+
+
+def _chain_kernels(con, trace_ids: list[str] | None) -> pl.DataFrame:
+    """The graph's kernel events that are in a fusion chain with a predicted saving: event_id, the
+    chain's fused_ns / device_ns, and whether the kernel is the chain's first."""
+    where = "" if trace_ids is None else "AND k.trace_id IN (SELECT unnest(?))"
+    return con.sql(f"""
+        SELECT n.trace_id, n.event_id, c.fused_ns / c.device_ns AS factor, k.start_ns = c.start_ns AS first
+        FROM fusion_kernels k
+        JOIN fusion_chains c ON c.trace_id = k.trace_id AND c.pid = k.pid AND c.device_id = k.device_id
+                            AND c.stream_id = k.stream_id AND c.step IS NOT DISTINCT FROM k.step
+                            AND c.chain_no = k.chain_no
+        JOIN cp_nodes n ON n.trace_id = k.trace_id AND n.is_start AND n.kind = 'kernel' AND n.pid = k.pid
+                       AND n.device_id = k.device_id AND n.stream_id = k.stream_id AND n.start_ns = k.start_ns
+        WHERE k.kind = 'memory' AND c.saved_ns > 0 {where}""", params=[] if trace_ids is None else [trace_ids]).pl()
 
 
 def report_rows(con, trace_id: str) -> list[dict]:

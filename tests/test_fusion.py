@@ -82,3 +82,75 @@ def test_bandwidth_is_the_traces_own_and_below_the_datasheet(con):
     assert len(got) == 2  # the eager traces (the compiled ones have no modelled elementwise calls)
     for tbps, peak in got:
         assert 0.6 * peak < tbps < peak
+
+
+def _op(name, ts, dur, ext, dims, types):
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur,
+            "args": {"External id": ext, "Input Dims": dims, "Input type": types,
+                     "Concrete Inputs": [""] * len(dims)}}
+
+
+def _launch(ts, corr, ext):
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": ts, "dur": 2,
+            "args": {"correlation": corr, "External id": ext}}
+
+
+def _kernel(name, ts, dur, corr, ext):
+    return {"ph": "X", "cat": "kernel", "name": name, "pid": 0, "tid": 7, "ts": ts, "dur": dur,
+            "args": {"device": 0, "stream": 7, "correlation": corr, "External id": ext}}
+
+
+X, F = [1000, 1000], "float"
+# (µs) mm launches K0 (2 µs: the trace's shortest kernel, its launch cost); add launches K1 (60 µs for
+# 12 MB) and relu K2 (40 µs for 8 MB), queued behind it: both at 0.2 TB/s. Fused: 12 MB (x and y
+# read, the relu's output written) at 0.2 TB/s + 2 µs = 62 µs for the 100 µs of the two kernels.
+FUSABLE_STEP = [
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 300},
+    _op("aten::mm", 1, 8, 10, [X, X], [F, F]), _launch(2, 3, 10), _kernel("gemm", 5, 2, 3, 10),
+    _op("aten::add", 10, 10, 11, [X, X, []], [F, F, "Scalar"]), _launch(12, 1, 11), _kernel("add", 20, 60, 1, 11),
+    _op("aten::relu", 21, 10, 12, [X], [F]), _launch(23, 2, 12), _kernel("relu", 80, 40, 2, 12),
+]
+
+
+def test_whatif_runs_the_step_with_the_chains_fused(tmp_path):
+    """The what-if scenario replaces the chain's kernels by one of its predicted time and drops the
+    second launch: the GPU-bound step ends 38 µs sooner, the saving fusion_chains predicts."""
+    from tracelake.analysis import critpath_whatif
+    from tracelake.cli.main import main
+    from tracelake.lake.database import connect
+
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "fusable.json").write_text(json.dumps({"traceEvents": FUSABLE_STEP}))
+    assert main(["ingest", str(tmp_path / "in"), "--lake", str(tmp_path / "lake"), "-q"]) == 0
+    con = connect(tmp_path / "lake")
+    try:
+        assert con.sql("SELECT operators, device_ns, fused_ns, saved_ns FROM fusion_chains").fetchall() == [
+            ("aten::add > aten::relu", 100_000, 62_000, 38_000)]
+        fused = [s for s in critpath_whatif.STANDARD_SCENARIOS if s.fused_chains]
+        (row,) = critpath_whatif.whatif(con, fused).to_dicts()
+        assert row["baseline_ns"] - row["whatif_ns"] == 38_000
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_whatif_step_saving_beside_the_gpu_saving(con, program):
+    """On the recordings: the compiled traces have nothing to fuse (no step saves anything), the
+    eager ones save in every step."""
+    from tracelake.analysis import critpath_whatif
+
+    fused = [s for s in critpath_whatif.STANDARD_SCENARIOS if s.fused_chains]
+    for mode in ("eager", "compiled"):
+        (trace_id,) = con.execute("SELECT trace_id FROM traces WHERE file_name = ?",
+                                  [_name(program, mode) + ".pt.trace.json.gz"]).fetchall()[0]
+        rows = critpath_whatif.whatif(con, fused, [trace_id]).to_dicts()
+        assert len(rows) == 3
+        saved = [r["baseline_ns"] - r["whatif_ns"] for r in rows]
+        assert all(s > 0 for s in saved) if mode == "eager" else saved == [0, 0, 0]
+
+
+def test_the_section_names_the_whatif_scenario():
+    from tracelake.analysis import critpath_whatif
+    from tracelake.reports.sections import fusion
+
+    assert fusion.WHATIF_SCENARIO in [s.label for s in critpath_whatif.STANDARD_SCENARIOS if s.fused_chains]

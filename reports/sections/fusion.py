@@ -15,6 +15,9 @@ NAME = "fusion"
 TITLE = "Fusion: memory-bound kernel chains"
 VIEWS = ("fusion_candidates", "fusion_summary")
 CHART_CHAINS, TABLE_CHAINS = 10, 15
+# The what-if scenario that runs the steps with the chains fused (analysis/critpath_scenarios.py;
+# reports imports no analysis module: tests/test_fusion.py checks the label is the same)
+WHATIF_SCENARIO = "memory-bound chains fused"
 
 
 def candidates(page: Page, limit: int = TABLE_CHAINS) -> pl.DataFrame:
@@ -58,4 +61,9 @@ def build(page: Page) -> dict | None:
                     [Column("rank", "#", "count"), Column("operators", "chain (operators)"),
                      Column("per_step", "times per step", "num"), Column("saved_ms_per_step", "saved per step", "ms"),
                      Column("python_location", "Python location")])
-    return {"figure": figure, "rows": table.to_dicts(), "headline": headline(page), "window": page.steady_label}
+    whatif = next((r for r in page.whatif if r["scenario"] == WHATIF_SCENARIO), None)
+    step = None if whatif is None or not whatif["steps"] else \
+        {"saved_ns": (whatif["baseline_ns"] - whatif["whatif_ns"]) / whatif["steps"], "saved_pct": whatif["saved_pct"],
+         "steps": whatif["steps"]}
+    return {"figure": figure, "rows": table.to_dicts(), "headline": headline(page), "window": page.steady_label,
+            "step": step}
