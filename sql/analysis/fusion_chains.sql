@@ -17,7 +17,8 @@
 -- NVTX ranges record no dtypes: their chains have NULL bytes and no prediction.
 -- fused_ns: bytes fused at the bandwidth of the trace's own streaming kernels (fusion_rates),
 -- plus one launch.
--- saved_ns: device_ns - fused_ns, not below 0.
+-- saved_ns: device_ns - fused_ns, not below 0 (NULL without a prediction: no shapes or dtypes
+-- recorded, or no streaming kernels to measure the bandwidth on).
 --
 -- Python location: the innermost Python frame outside torch/ (and outside generated code)
 -- around the call (with_stack traces); for a call inside the backward pass, that of the
@@ -46,7 +47,7 @@
 -- @column bytes_now        Bytes the calls move now (ns).
 -- @column bytes_fused      Bytes a fused kernel would move.
 -- @column fused_ns         Predicted time of the fused kernel (ns).
--- @column saved_ns         device_ns - fused_ns, at least 0 (ns).
+-- @column saved_ns         device_ns - fused_ns, at least 0 (ns; NULL without a prediction).
 -- @column launches_saved   kernels - 1: launch calls the fused kernel would not make.
 CREATE OR REPLACE VIEW fusion_chains AS
 WITH memory AS (
@@ -198,6 +199,6 @@ SELECT trace_id, pid, device_id, stream_id, step, chain_no, start_ns, end_ns, ke
        operators, shapes, md5(kernel_names || '|' || operators || '|' || shapes) AS signature,
        python_location, python_locations, CAST(device_ns AS BIGINT) AS device_ns, bytes_now, bytes_fused,
        CAST(fused_ns_raw AS BIGINT) AS fused_ns,
-       CAST(greatest(device_ns - fused_ns_raw, 0) AS BIGINT) AS saved_ns,
+       CAST(CASE WHEN fused_ns_raw IS NOT NULL THEN greatest(device_ns - fused_ns_raw, 0) END AS BIGINT) AS saved_ns,
        kernels - 1 AS launches_saved
 FROM costed;

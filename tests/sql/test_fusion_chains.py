@@ -92,3 +92,13 @@ def test_batch_statistics_read_their_inputs_twice(con):
     (got,) = rows(con, "SELECT bytes_now, bytes_fused, fused_ns, saved_ns FROM fusion_chains")
     assert got[:2] == (2 * x_bytes + 64 + 2 * x_bytes, 2 * (x_bytes + 64) + x_bytes)
     assert got[2:] == pytest.approx((got[1] / 2e3 + 1_280, 6_280 - got[1] / 2e3 - 1_280), abs=1)
+
+
+def test_a_chain_without_dtypes_has_no_prediction(con):
+    trace(con)
+    steps(con, (0, 100_000))
+    call(con, 1, "aten::add", [X, X, []], [], 6_000)
+    call(con, 2, "aten::relu", [X], [], 4_000)
+    load_sql(con, "analysis/fusion_chains.sql")
+    assert rows(con, "SELECT operators, device_ns, bytes_now, bytes_fused, fused_ns, saved_ns FROM fusion_chains") == [
+        ("aten::add > aten::relu", 10_000, None, None, None, None)]
