@@ -44,7 +44,7 @@ def chart(frame: pl.DataFrame) -> alt.Chart:
     """frame: rank, operators, saved_ms_per_step: one bar per chain, labelled with its rank (two
     chains of the same operators stay two bars)."""
     frame = frame.with_columns(pl.struct("rank", "operators").map_elements(
-        lambda r: f"{r['rank']}. {short(r['operators'].replace('aten::', ''), 64)}", return_dtype=pl.String)
+        lambda r: f"{r['rank']}. {short(r['operators'].replace('aten::', ''), 40)}", return_dtype=pl.String)
         .alias("chain"))
     return alt.Chart(frame).mark_bar(color=CATEGORY_COLORS["compute"]).encode(
         y=alt.Y("chain:N", sort=alt.SortField("rank"), title=None, axis=alt.Axis(labelLimit=0)),
@@ -65,5 +65,7 @@ def build(page: Page) -> dict | None:
     step = None if whatif is None or not whatif["steps"] else \
         {"saved_ns": (whatif["baseline_ns"] - whatif["whatif_ns"]) / whatif["steps"], "saved_pct": whatif["saved_pct"],
          "steps": whatif["steps"]}
-    return {"figure": figure, "rows": table.to_dicts(), "headline": headline(page), "window": page.steady_label,
-            "step": step}
+    rows = table.to_dicts()
+    advice = {r["advice"] for r in rows}  # said once above the table when every chain gets the same
+    return {"figure": figure, "rows": rows, "headline": headline(page), "window": page.steady_label,
+            "step": step, "advice": advice.pop() if len(advice) == 1 else None}
