@@ -2,8 +2,9 @@
 (steps, step_phases), with a lane per CPU thread that launched GPU work (its top-level operators,
 and its CUDA API calls), per GPU stream and for each GPU's idle gaps (by cause), the critical path
 along the top of its lanes, and the longest operations and gaps labelled. The rows come from
-sql/analysis/timeline.sql (timeline_rows), which merges operations shorter than a pixel into
-spans, so that a step of 10,000+ operations stays legible and small."""
+sql/analysis/timeline.sql (timeline_rows), which merges the marks of a lane less than MERGE_PX
+pixels apart into spans (shaded by how full they are), so that a step of 10,000+ operations is a
+few marks per pixel: legible, small, and quick to draw and to list beside the chart."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from ..page import Page
 
 NAME = "timeline"
 TITLE = "One step on a timeline"
-VIEWS = ("steps", "step_phases", "largest_gpu_gaps", "critical_path", "rank_runs")
+VIEWS = ("steps", "step_phases", "largest_gpu_gaps", "rank_runs")  # and timeline_rows (sql/analysis/timeline.sql)
 WIDTH = 700  # the plot's width in pixels: px_ns = the step's length / WIDTH
+MERGE_PX = 2  # marks of a lane less than this many pixels apart are merged into a span
 LABELLED = 3  # the longest operations and the largest gaps labelled on the chart
 
 
@@ -63,38 +65,33 @@ def other_ranks(page: Page, step: dict) -> list[dict]:
 def _rows(page: Page, trace_id: str, pid: int, t0: int, t1: int, px_ns: int) -> pl.DataFrame:
     return page.sql("""
         SELECT lane, layer, category, (start_ns - $t0) / 1e6 AS start_ms, (end_ns - $t0) / 1e6 AS end_ms,
-               (end_ns - start_ns) / 1e6 AS ms, ops, busy_ns / 1e6 AS busy_ms, name
-        FROM timeline_rows($trace, $pid, $t0, $t1, $px)
-        ORDER BY lane, start_ns, layer, end_ns""", {"trace": trace_id, "pid": pid, "t0": t0, "t1": t1, "px": px_ns})
+               (end_ns - start_ns) / 1e6 AS ms, ops, busy_ns / 1e6 AS busy_ms, name, label
+        FROM timeline_rows($trace, $pid, $t0, $t1, $px, $merge, $labels)
+        ORDER BY lane, start_ns, end_ns DESC, layer, category, name""",
+                    {"trace": trace_id, "pid": pid, "t0": t0, "t1": t1, "px": px_ns, "merge": MERGE_PX * px_ns,
+                     "labels": LABELLED})
 
 
 def rows(page: Page, step: dict, others: list[dict] | None = None) -> pl.DataFrame:
-    """timeline_rows of the step at WIDTH pixels, times in ms since the step's start, with the
-    labels: K1.. on the longest operations, G1.. on the largest gaps. Each other rank of the run
-    (others) adds a lane 'rank R GPU d' (its streams and idle gaps in one lane: the gaps are
-    where no stream runs), timed from its own start of the step."""
+    """timeline_rows of the step at WIDTH pixels, times in ms since the step's start, with their
+    labels: K1.. on the longest GPU operations, G1.. on the largest gaps. Each other rank of the
+    run (others) adds a lane 'rank R GPU d' (its streams and idle gaps in one lane: the gaps are
+    where no stream runs), timed from its own start of the step, unlabelled."""
     px_ns = max(1, (step["end_ns"] - step["start_ns"]) // WIDTH)
     frame = _rows(page, page.trace_id, step["pid"], step["start_ns"], step["end_ns"], px_ns)
     for r in others or []:
         theirs = _rows(page, r["trace_id"], r["pid"], r["start_ns"], r["end_ns"], px_ns).filter(
             pl.col("lane").str.starts_with("GPU") & (pl.col("layer") != "path"))
         frame = pl.concat([frame, theirs.with_columns(
-            (f"rank {r['rank']} GPU " + pl.col("lane").str.split(" ").list.get(1)).alias("lane"))])
-    if frame.is_empty():
-        return frame.with_columns(pl.lit(None, pl.String).alias("label"))
-    ranked = frame.with_row_index("_i")
-    own = ~pl.col("lane").str.starts_with("rank ")
-    longest = ranked.filter((pl.col("layer") == "operation") & pl.col("lane").str.contains(" stream ")).sort(
-        "ms", "_i", descending=[True, False]).head(LABELLED)
-    gaps = ranked.filter((pl.col("layer") == "gap") & own).sort("ms", "_i", descending=[True, False]).head(LABELLED)
-    labels = {i: f"K{n + 1}" for n, i in enumerate(longest["_i"])} | {i: f"G{n + 1}" for n, i in enumerate(gaps["_i"])}
-    return ranked.with_columns(pl.col("_i").replace_strict(labels, default=None, return_dtype=pl.String)
-                               .alias("label")).drop("_i")
+            (f"rank {r['rank']} GPU " + pl.col("lane").str.split(" ").list.get(1)).alias("lane"),
+            pl.lit(None, pl.String).alias("label"))])
+    return frame
 
 
 COLUMNS = [Column("lane", "lane"), Column("layer", "mark"), Column("category", "category / cause"),
            Column("start_ms", "start since the step's start", "ms"), Column("ms", "length", "ms"),
-           Column("ops", "operations", "count"), Column("busy_ms", "busy", "ms"), Column("name", "name"),
+           Column("ops", "operations (gaps, path edges)", "count"), Column("busy_ms", "their time", "ms"),
+           Column("name", "name (a span's longest)"),
            Column("label", "label")]
 
 
@@ -111,9 +108,10 @@ def figure(page: Page, step: dict | None = None) -> Figure | None:
     merged = frame.filter(pl.col("layer") == "span")
     note = (f"{step['step']} (step #{step['step_index']}), the median wall time of the steady "
             f"step{'s' if step['of'] != 1 else ''} ({step['of']:,}) of process {step['pid']}: {theme.ms(step['wall_ns'])}. "
-            f"One pixel is {theme.ms(px_ns)}: operations shorter than that are merged, per lane, into spans "
-            f"(lighter; {merged['ops'].sum() or 0:,} operations in {merged.height:,} spans); GPU gaps are drawn "
-            f"from 10 µs and one pixel. Black along the top of a lane: the critical path."
+            f"One pixel is {theme.ms(px_ns)}: operations (and gaps) of a lane less than {MERGE_PX} pixels apart are merged "
+            f"into one span ({merged['ops'].sum() or 0:,} operations in {merged.height:,} spans), shaded by how "
+            f"busy it is (lighter: mostly empty); the labelled ones stay whole. GPU gaps are drawn from 10 µs and "
+            f"one pixel. Black along the top of a lane: the critical path."
             + (f" The {len(others)} other ranks' GPUs: their {step['step']}, each from its own start." if others else ""))
     return Figure("timeline", f"Timeline of {step['step']}", charts.step_timeline(
         frame, lane_order(frame["lane"].to_list()), WIDTH, window_ms), frame, COLUMNS, note=note)
