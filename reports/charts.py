@@ -10,7 +10,7 @@ import altair as alt
 import polars as pl
 import vl_convert as vlc
 
-from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, CRITICAL_PATH_COLORS, HOST_COLORS, gbps, short
+from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, CRITICAL_PATH_COLORS, gbps, short
 
 _WIDTH = 640
 # Labels are shortened before charting; Vega's own truncation to labelLimit measures each label
@@ -167,30 +167,6 @@ def gpu_metrics_over_time(frame: pl.DataFrame) -> alt.Chart:
         y=alt.Y("pct:Q", title="% of peak", scale=alt.Scale(domain=[0, 100], clamp=True)),
         color=alt.Color("metric:N", title=None, sort=None),
     ).properties(width=_WIDTH, height=180)
-
-
-def step_timeline(frame: pl.DataFrame, lanes: list[str], width: int, window_ms: float) -> alt.LayerChart:
-    """frame: lane, layer ('operation', 'span', 'gap', 'path'), category, start_ms, end_ms, ms, busy_ms,
-    label (sql/analysis/timeline.sql, times since the step's start): a row of marks per lane, operations
-    and spans in their category's color, gaps in their cause's, each as dark as it is full (busy_ms / ms),
-    the critical path a dark line along the top of its lanes, labels over the marks that have one."""
-    colors = {**{c: CATEGORY_COLORS[c] for c in ("compute", "communication", "memcpy", "memset")}, **HOST_COLORS,
-              **CAUSE_COLORS}
-    px_ms = window_ms / width
-    base = alt.Chart(frame).transform_calculate(drawn_end_ms=f"max(datum.end_ms, datum.start_ms + {px_ms})")
-    x = alt.X("start_ms:Q", title="time since the step's start (ms)",
-              scale=alt.Scale(domain=[0, window_ms], nice=False, zero=True))
-    y = alt.Y("lane:N", sort=lanes, title=None, axis=_FULL_LABELS, scale=alt.Scale(domain=lanes))
-    boxes = base.transform_filter("datum.layer != 'path'").transform_calculate(
-        full="datum.ms > 0 ? min(1, datum.busy_ms / datum.ms) : 1").mark_rect(height={"band": 0.7}).encode(
-        x=x, x2="drawn_end_ms:Q", y=y,
-        color=alt.Color("category:N", title=None, scale=_scale(colors), legend=alt.Legend(orient="bottom", columns=6)),
-        opacity=alt.Opacity("full:Q", scale=alt.Scale(domain=[0, 1], range=[0.3, 1]), legend=None))
-    path = base.transform_filter("datum.layer == 'path'").mark_rect(color="#111111", height=3, yOffset=-8).encode(
-        x=x, x2="drawn_end_ms:Q", y=y)
-    labels = base.transform_filter("datum.label != null").mark_text(
-        align="left", baseline="bottom", dx=1, dy=-9, fontSize=10, color="#1d2733").encode(x=x, y=y, text="label:N")
-    return (boxes + path + labels).properties(width=width, height=alt.Step(26))
 
 
 def diff_causes(frame: pl.DataFrame) -> alt.Chart:

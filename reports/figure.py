@@ -11,6 +11,7 @@ import altair as alt
 import polars as pl
 
 from . import charts, theme
+from .timeline_svg import TimelineChart
 
 # How a table cell is written: the theme's formats, by the unit of the column.
 FORMATS = {
@@ -40,11 +41,13 @@ class Column:
 @dataclass
 class Figure:
     """name: the chart's id on the page (<figure data-chart=NAME>); rows: exactly the rows the chart
-    draws, one per mark (bar, point, area slice); columns: how the table beside it shows them."""
+    draws, one per mark (bar, point, area slice); columns: how the table beside it shows them.
+    chart: an Altair chart (drawn by Vega), or one that draws its own SVG (to_svg: the step
+    timeline, reports/timeline_svg.py)."""
 
     name: str
     title: str
-    chart: alt.TopLevelMixin
+    chart: alt.TopLevelMixin | TimelineChart
     rows: pl.DataFrame
     columns: list[Column]
     note: str | None = None
@@ -54,7 +57,8 @@ class Figure:
     def src(self) -> str:
         """The chart as an inline SVG data: URI (rendered once)."""
         if self._src is None:
-            self._src = "data:image/svg+xml;base64," + base64.b64encode(charts.to_svg(self.chart).encode()).decode()
+            svg = self.chart.to_svg() if isinstance(self.chart, TimelineChart) else charts.to_svg(self.chart)
+            self._src = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
         return self._src
 
     def table(self) -> dict:

@@ -1,5 +1,6 @@
 """The report's charts as functions of a lake connection and a trace: each returns an Altair chart
-(None when the trace has no data for it), the same chart the page's section draws. In a notebook
+(the timeline: a TimelineChart, drawn straight to SVG; reports/timeline_svg.py) or None when the
+trace has no data for it, the same chart the page's section draws. In a notebook
 they render inline (`tracelake.charts`, docs/python.md); `figure(con, trace_id, name)` returns the
 page's Figure (the chart and the table of the rows it draws).
 
@@ -14,6 +15,7 @@ from . import data
 from . import sections as _s
 from .figure import Figure
 from .page import Page
+from .timeline_svg import TimelineChart
 
 
 def _built(section, key: str = "figure"):
@@ -49,7 +51,7 @@ def figure(con, trace_id: str, name: str) -> Figure | None:
     return FIGURES[name](Page.open(con, trace_id))
 
 
-def _chart(con, trace_id: str, name: str) -> alt.TopLevelMixin | None:
+def _chart(con, trace_id: str, name: str) -> alt.TopLevelMixin | TimelineChart | None:
     fig = figure(con, trace_id, name)
     return None if fig is None else fig.chart
 
@@ -62,7 +64,8 @@ _DOCS = {
     "idle_gaps": "GPU idle time in gaps over 10 µs, by gap length and cause.",
     "step_time": "Each steady step of the first process: compute, GPU busy without compute, GPU idle (ms).",
     "critical_path": "Each steady step's critical path split by class.",
-    "timeline": "The median steady step on a timeline: CPU threads, GPU streams, idle gaps, the critical path.",
+    "timeline": "The median steady step on a timeline: CPU threads, GPU streams, idle gaps, the critical path "
+                "(a TimelineChart: SVG, .to_svg()).",
     "collective_bandwidth": "Bus bandwidth of the collectives of the trace's run by message size.",
     "calling_context": "Icicle of the calling context: Python frames > operators > kernels.",
     "memory": "GPU memory allocated and reserved over the trace, with the step starts.",
@@ -73,7 +76,7 @@ _DOCS = {
 
 
 def _public(name: str):
-    def chart(con, trace_id: str) -> alt.TopLevelMixin | None:
+    def chart(con, trace_id: str) -> alt.TopLevelMixin | TimelineChart | None:
         return _chart(con, trace_id, name)
 
     chart.__name__ = chart.__qualname__ = name

@@ -43,6 +43,8 @@ def _drawn(fig) -> list[tuple]:
     """The rows the chart draws: every dataset of its Vega-Lite spec that carries the table's
     fields (a roofline's roof lines, drawn from the GPU's peaks named in its legend, do not)."""
     fields = [c.field for c in fig.columns]
+    if not hasattr(fig.chart, "to_dict"):  # a chart that draws its own SVG: the rows it drew a mark for
+        return [tuple(r[f] for f in fields) for r in fig.chart.drawn()]
     spec = fig.chart.to_dict(validate=False)
     out = []
     for records in spec.get("datasets", {}).values():

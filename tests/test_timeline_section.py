@@ -1,13 +1,17 @@
 """The page's step timeline (reports/sections/timeline.py, sql/analysis/timeline.sql,
 reports/timeline_svg.py) on the bundled samples: its marks account for every GPU operation of the
-step in the trace's own tables, K1 is the step's longest one, and marks of a lane closer than
-the merge distance are merged."""
+step in the trace's own tables, K1 is the step's longest one, marks of a lane closer than the
+merge distance are merged, and the SVG draws a rectangle per row where the row says."""
 
 from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
 
 import pytest
 from tracelake.reports.page import Page
 from tracelake.reports.sections import timeline
+from tracelake.reports.timeline_svg import COLORS, PATH_COLOR
 
 
 @pytest.fixture(scope="module")
@@ -58,3 +62,27 @@ def test_marks_of_a_lane_closer_than_the_merge_distance_are_one(figures):
                 assert reach is None or start >= reach + merge_ms - 1e-9, (trace_id, lane, category, start)
                 reach = end if reach is None else max(reach, end)
         assert fig.rows.height < 500, trace_id  # 977 marks on the ResNet-50 sample before merging by pixel
+
+
+def test_the_svg_draws_a_rectangle_per_row_where_the_row_says(figures):
+    for trace_id, (_, fig) in figures.items():
+        chart = fig.chart
+        svg = ET.fromstring(chart.to_svg())
+        ns = "{http://www.w3.org/2000/svg}"
+        lanes = {t.text: float(t.get("y")) for t in svg.iter(f"{ns}text") if t.text in chart.lanes}
+        assert list(lanes) == chart.lanes
+        marks = {g.get("fill"): list(g.iter(f"{ns}rect")) for g in svg.findall(f"{ns}g") if g.get("fill") != "#1d2733"}
+        frame = svg.findall(f"{ns}rect")[1]  # the plot's frame, after the background
+        x0, scale = float(frame.get("x")), float(frame.get("width")) / chart.window_ms
+        seen: dict[str, int] = {}
+        for row in fig.rows.iter_rows(named=True):
+            color = PATH_COLOR if row["layer"] == "path" else COLORS[row["category"]]
+            rect = marks[color][seen.get(color, 0)]
+            seen[color] = seen.get(color, 0) + 1
+            assert float(rect.get("x")) == pytest.approx(x0 + row["start_ms"] * scale, abs=0.06)
+            assert float(rect.get("width")) == pytest.approx(max(1.0, row["ms"] * scale), abs=0.06)
+            middle = float(rect.get("y")) + float(rect.get("height")) / 2
+            assert lanes[row["lane"]] - 13 < middle < lanes[row["lane"]] + 13, (trace_id, row)
+        assert seen == {color: len(rects) for color, rects in marks.items()}, trace_id  # no other marks
+        labels = [t.text for t in svg.iter(f"{ns}text") if re.fullmatch(r"[KG]\d+", t.text or "")]
+        assert sorted(labels) == sorted(fig.rows["label"].drop_nulls().to_list()), trace_id

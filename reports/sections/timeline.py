@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import polars as pl
 
-from .. import charts, theme
+from .. import theme
 from ..figure import Column, Figure
 from ..page import Page
+from ..timeline_svg import TimelineChart
 
 NAME = "timeline"
 TITLE = "One step on a timeline"
@@ -113,7 +114,7 @@ def figure(page: Page, step: dict | None = None) -> Figure | None:
             f"busy it is (lighter: mostly empty); the labelled ones stay whole. GPU gaps are drawn from 10 µs and "
             f"one pixel. Black along the top of a lane: the critical path."
             + (f" The {len(others)} other ranks' GPUs: their {step['step']}, each from its own start." if others else ""))
-    return Figure("timeline", f"Timeline of {step['step']}", charts.step_timeline(
+    return Figure("timeline", f"Timeline of {step['step']}", TimelineChart(
         frame, lane_order(frame["lane"].to_list()), WIDTH, window_ms), frame, COLUMNS, note=note)
 
 
