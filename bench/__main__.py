@@ -12,7 +12,7 @@ from tracelake.jobs.process_settings import prefer_jemalloc
 from .common import REPO, machine
 
 CASES = ["pytorch_ingest", "nsys_ingest", "callctx", "critical_path", "views", "run", "memory_views", "operators",
-         "cli", "scale", "report_pages"]
+         "cli", "scale", "report_pages", "section_shares"]
 RESULTS = REPO / "bench" / "results"
 
 
@@ -42,13 +42,14 @@ def main(argv: list[str]) -> int:
         report_pages,
         run,
         scale,
+        section_shares,
         views,
     )
 
     runners = {"pytorch_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run, "callctx": callctx.run,
                "critical_path": critical_path.run, "views": views.run, "run": run.run,
                "memory_views": memory_views.run, "operators": operators.run, "cli": cli.run, "scale": scale.run,
-               "report_pages": report_pages.run}
+               "report_pages": report_pages.run, "section_shares": section_shares.run}
     RESULTS.mkdir(exist_ok=True)
     for name in argv or CASES:
         print(f"running {name} ...", flush=True)

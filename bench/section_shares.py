@@ -8,6 +8,8 @@ frames) and its template (charts rendered to SVG, tables written), best of RUNS 
 section's bytes are those of its HTML. Usage:
 
     .venv/bin/python -m bench.section_shares [--section timeline] [TRACE ...]
+
+or as a case of `python -m bench section_shares` (the default traces; the timeline's share).
 """
 
 from __future__ import annotations
@@ -81,6 +83,21 @@ def measure(lake: Path) -> list[tuple[str, dict[str, tuple[float, int]]]]:
     finally:
         db.close()
     return out
+
+
+def run(section: str = "timeline") -> list[tuple[str, str]]:
+    """The bench case: per page, the section's share of the sections' time and of the bytes."""
+    rows = [("machine load (1, 5, 15-minute load average) at the start", load_average())]
+    with tempfile.TemporaryDirectory() as tmp:
+        lake = Path(tmp) / "lake"
+        _ingest(default_traces(), lake)
+        for file_name, sections in measure(lake):
+            total_s = sum(s for s, _ in sections.values())
+            total_b = sum(b for _, b in sections.values())
+            s, b = sections.get(section, (0.0, 0))
+            rows.append((f"{section} section of {file_name}: share of the sections' time (best of {RUNS}); bytes",
+                         f"{s / total_s:.0%} ({s:.3f} of {total_s:.3f} s); {b / 1e3:,.0f} of {total_b / 1e3:,.0f} kB"))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
