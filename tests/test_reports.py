@@ -37,11 +37,11 @@ def test_reports_for_the_sample_lake(sample_reports):
         assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), "no network resources"
         assert page.stat().st_size < 2_000_000
     resnet = next(p for p in pages if "resnet50" in p.name).read_text()
-    # the sample ResNet-50 trace has record_shapes: a roofline too
+    # the sample ResNet-50 trace has record_shapes: a roofline too, and chains of memory-bound kernels to fuse
     charts = ("utilization", "time_breakdown", "top_kernels", "memcpy", "idle_gaps", "step_time", "timeline",
-              "critical_path", "calling_context", "memory", "roofline")
+              "critical_path", "calling_context", "memory", "roofline", "fusion")
     for section in ("summary", "findings", "utilization", "time_breakdown", "steps", "critical_path", "top_kernels",
-                    "operators", "memcpy", "idle", "memory", "calling_context", "api"):
+                    "operators", "fusion", "memcpy", "idle", "memory", "calling_context", "api"):
         assert f'data-section="{section}"' in resnet, section
     for chart in charts:
         assert f'<figure data-chart="{chart}">' in resnet, chart
