@@ -1,7 +1,8 @@
 """The `tracelake` command line. Exit codes: 0 all good, 1 some inputs failed, 2 usage error (or an
 output that cannot be written), 130 interrupted (Ctrl-C), 141 the reader of standard output went
-away (`| head`; nothing is printed). File-system errors about outputs, bad
-inflate limits and Ctrl-C end in one line each, here in `main`.
+away (`| head`; nothing is printed), 75 another process is writing the lake (with --no-wait:
+lake/lock.py). File-system errors about outputs, bad inflate limits and Ctrl-C end in one line
+each, here in `main`.
 
 This module parses the arguments and sets the process-wide settings (process_settings.py) before
 anything heavy is imported; the commands themselves are in commands.py.
@@ -16,6 +17,7 @@ import sys
 from ..ingest.reading import BadLimits
 from ..jobs import fs_errors
 from ..jobs.process_settings import prefer_jemalloc
+from ..lake.lock import LakeBusy
 from ..lake.version import __version__
 from .limit_options import add_limit_options
 from .terminal import say
@@ -23,6 +25,9 @@ from .time_units import DEFAULT as DEFAULT_TIME_UNIT
 from .time_units import UNITS as TIME_UNITS
 
 EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 2, 130, 141  # 141: as a tool that SIGPIPE ended
+EXIT_LAKE_BUSY = 75  # --no-wait and another process writes the lake (sysexits' EX_TEMPFAIL: try again later)
+NO_WAIT_HELP = ("fail at once (exit 75) instead of waiting when another process is writing the lake "
+                "(the line says which: pid, host, command, since when)")
 
 
 EXPORT_HELP = ("also write each trace's Perfetto export beside its page (<page>.trace.json.gz, as `tracelake "
@@ -47,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("paths", nargs="+", metavar="PATH", help="trace files or directories")
     s.add_argument("--lake", required=True, metavar="DIR", help="lake directory (created if missing)")
     s.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    s.add_argument("--no-wait", action="store_true", help=NO_WAIT_HELP)
     add_limit_options(s)
 
     s = sub.add_parser("stats", help="print the headline numbers and summary tables of trace files (like nsys stats)",
@@ -103,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Rebuild the lake's database (its views hold the lake's absolute path).",
                        epilog="Example: tracelake relink --lake /new/place/lake")
     s.add_argument("--lake", required=True, metavar="DIR")
+    s.add_argument("--no-wait", action="store_true", help=NO_WAIT_HELP)
 
     s = sub.add_parser("compact", help="merge the lake's per-trace files into a few large ones (sorted by trace)",
                        description="Merge every table's per-trace partitions into one Parquet file per table, "
@@ -110,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "thousands of traces (`tracelake run` does it by itself above 1,000 new traces).",
                        epilog="Example: tracelake compact --lake lake/")
     s.add_argument("--lake", required=True, metavar="DIR")
+    s.add_argument("--no-wait", action="store_true", help=NO_WAIT_HELP)
 
     s = sub.add_parser("callctx", help="export a trace's calling-context tree (folded stacks or speedscope JSON)",
                        description="GPU time by calling context (Python frames > operators > kernels, or the native "
@@ -171,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--scheduler", metavar="ADDRESS", help="Dask scheduler address, with --executor dask")
     s.add_argument("--no-reports", action="store_true", help="skip the HTML reports (OUTDIR/reports/index.html)")
     s.add_argument("--export", action="store_true", help=EXPORT_HELP)
+    s.add_argument("--no-wait", action="store_true", help=NO_WAIT_HELP)
     add_limit_options(s)
     verbosity = s.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
@@ -225,7 +234,11 @@ def main(argv: list[str] | None = None) -> int:
     from .commands import COMMANDS
 
     try:
-        return COMMANDS[args.command](args)
+        with lake_lock(args):
+            return COMMANDS[args.command](args)
+    except LakeBusy as e:
+        say(f"error  {e}; try again later, or leave out --no-wait to wait for it", err=True)
+        return EXIT_LAKE_BUSY
     except BrokenPipeError:  # `tracelake sql ... | head`: the reader has what it wanted; nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush goes nowhere
         return EXIT_BROKEN_PIPE
@@ -238,6 +251,24 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         say("interrupted: workers stopped; a re-run cleans up and carries on", err=True)
         return EXIT_INTERRUPTED
+
+
+def lake_lock(args):
+    """The writer lock of the lake a writing command writes (lake/lock.py), held for the whole
+    command (`run`: its reports too); a no-op for the others and for a folder that is no lake yet
+    where the command needs one (compact, relink say so themselves)."""
+    import contextlib
+    from pathlib import Path
+
+    from ..lake import layout
+    from ..lake.lock import writer_lock
+
+    if not hasattr(args, "no_wait"):
+        return contextlib.nullcontext()
+    lake = Path(args.out) / "lake" if args.command == "run" else Path(args.lake)
+    if args.command in ("compact", "relink") and not layout.is_lake(lake):
+        return contextlib.nullcontext()
+    return writer_lock(lake, wait=not args.no_wait, on_wait=lambda line: say(f"waiting  {line}", err=True))
 
 
 if __name__ == "__main__":

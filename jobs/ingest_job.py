@@ -18,6 +18,7 @@ from ..ingest.reading import Limits
 from ..lake import derive
 from ..lake.database import update_database
 from ..lake.layout import prepare_for_writing
+from ..lake.lock import writes_lake
 from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES
 from ..lake.version import __version__
 from ..lake.writer import TraceWriter, conform
@@ -137,6 +138,7 @@ def skip_if_no_trace(outcome: FileOutcome) -> FileOutcome:
     return outcome
 
 
+@writes_lake(lambda a: a["lake"])  # one writer at a time (lake/lock.py)
 def ingest_paths(paths: list[str], lake: str | Path,
                  on_outcome: Callable[[FileOutcome], None] = lambda o: None,
                  limits: Limits | None = None, needed: set[str] | None = None) -> list[FileOutcome]:

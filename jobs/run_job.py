@@ -25,6 +25,7 @@ from ..ingest.reading import Limits, is_regular
 from ..lake import compact, derive
 from ..lake.database import update_database
 from ..lake.layout import delete_trace, lake_index, loose_trace_ids, prepare_for_writing
+from ..lake.lock import writes_lake
 from . import derive_job
 from .ingest_job import FileOutcome, ingest_one, skip_if_no_trace
 from .worker_pool import process_pool
@@ -78,6 +79,7 @@ def _execute(paths: list[str], lake: Path, workers: int, executor: str, schedule
             yield future.result()
 
 
+@writes_lake(lambda a: Path(a["out"]) / "lake")  # one writer at a time (lake/lock.py)
 def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool = False,
         on_outcome: Callable[[FileOutcome, int, int], None] = lambda o, done, total: None,
         executor: str = "local", scheduler: str | None = None, limits: Limits | None = None,

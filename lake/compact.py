@@ -26,6 +26,7 @@ from pathlib import Path
 import duckdb
 
 from . import derive, layout
+from .lock import writes_lake
 
 MAX_SEGMENTS = 8
 ROW_GROUP_ROWS = 16384  # rows per row group: a trace's rows span few groups, the footer stays small
@@ -95,6 +96,7 @@ def count_files(lake: Path) -> int:
     return sum(len(files) for _, _, files in os.walk(lake))
 
 
+@writes_lake(lambda a: a["lake"])  # one writer at a time
 def compact(lake: str | Path, count: bool = True) -> CompactSummary:
     """Merge the lake's loose partitions (and voided or surplus segments) into one new segment."""
     t0 = time.perf_counter()

@@ -24,6 +24,7 @@ import duckdb
 
 from . import base_tables, derive, layout, served_views
 from .catalog_template import catalog_fingerprint, catalog_template, install_catalog, new_database
+from .lock import writes_lake
 from .planner import planner_settings
 from .version import __version__
 
@@ -43,6 +44,7 @@ def _fingerprint(lake: Path, derived: list[str] | None = None) -> str:
     return h.hexdigest()[:16]
 
 
+@writes_lake(lambda a: a["lake"])  # one writer at a time (lake/lock.py)
 def build_database(lake: str | Path) -> Path:
     """(Re)write <lake>/tracelake.duckdb: base table views, every sql/ view (materialized ones
     served from their derived partitions, derived first in this process where missing and
