@@ -45,6 +45,12 @@ def install_catalog(con) -> None:
     catalog.install(con, set(TABLES))
 
 
+def cache_root() -> Path:
+    """$TRACELAKE_CACHE, else $XDG_CACHE_HOME/tracelake or ~/.cache/tracelake (small files, safe to delete)."""
+    root = os.environ.get("TRACELAKE_CACHE")
+    return Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "tracelake")
+
+
 def catalog_template(placed: bool = False) -> Path | None:
     """A database holding just the installed catalog, kept per catalog fingerprint in the user's
     cache folder ($TRACELAKE_CACHE, else $XDG_CACHE_HOME/tracelake or ~/.cache/tracelake):
@@ -52,9 +58,7 @@ def catalog_template(placed: bool = False) -> Path | None:
     almost none. placed: the catalog with every materialized view already a placeholder scan
     (served_views.place: 0.5 s for the 89 MB trace's lake). None when the cache folder cannot be
     written (the caller installs the catalog)."""
-    root = os.environ.get("TRACELAKE_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache",
-                                                     "tracelake")
-    template = Path(root) / f"catalog-{catalog_fingerprint()}{'-placed' if placed else ''}.duckdb"
+    template = cache_root() / f"catalog-{catalog_fingerprint()}{'-placed' if placed else ''}.duckdb"
     if template.exists():
         return template
     base = catalog_template() if placed else None

@@ -15,6 +15,7 @@ to run one query therefore reads a few bytes and imports neither pyarrow nor the
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -22,8 +23,8 @@ from pathlib import Path
 
 import duckdb
 
-from . import base_tables, derive, layout, served_views
-from .catalog_template import catalog_fingerprint, catalog_template, install_catalog, new_database
+from . import base_tables, derive, layout, lock, served_views
+from .catalog_template import cache_root, catalog_fingerprint, catalog_template, install_catalog, new_database
 from .lock import writes_lake
 from .planner import planner_settings
 from .version import __version__
@@ -91,17 +92,23 @@ def _write_database(tmp: Path, lake: Path) -> None:
         con.close()
 
 
-def _is_current(db: Path, lake: Path) -> bool:
+def recorded(db: Path) -> tuple[str, str] | None:
+    """(lake path, fingerprint) the database was built for; None when it is missing or cannot be
+    opened (another process holds it for writing: the plain duckdb CLI without -readonly)."""
     try:
         con = duckdb.connect(str(db), read_only=True)
     except duckdb.Error:
-        return False
+        return None
     try:
-        row = con.execute("SELECT lake_path, catalog_fingerprint FROM _lake_info").fetchone()
+        return con.execute("SELECT lake_path, catalog_fingerprint FROM _lake_info").fetchone()
     except duckdb.Error:
-        return False
+        return None
     finally:
         con.close()
+
+
+def is_current(db: Path, lake: Path, row: tuple | None = None) -> bool:
+    row = recorded(db) if row is None else row
     return row == (str(lake), _fingerprint(lake))
 
 
@@ -110,9 +117,64 @@ def update_database(lake: str | Path) -> Path:
     SQL catalog would give now (after an ingest that added traces to tables that had some: not)."""
     lake = Path(lake).resolve()
     db = lake / DB_FILE
-    if not db.exists() or not _is_current(db, lake):
+    if not db.exists() or not is_current(db, lake):
         build_database(lake)
     return db
+
+
+def private_database(lake: Path) -> Path:
+    """A database of the lake built in the user's cache folder, for readers that cannot use the
+    lake's own (read-only lake, stale while a writer works, held by another process): the same
+    views, materialized ones served where the lake has their partitions and evaluated otherwise.
+    Nothing in the lake is written. Kept per lake path and fingerprint, so the next reader reuses it."""
+    lake = Path(lake).resolve()
+    key = hashlib.sha256(str(lake).encode()).hexdigest()[:16]
+    db = cache_root() / "lakes" / f"{key}-{_fingerprint(lake)}.duckdb"
+    if db.exists():
+        return db
+    db.parent.mkdir(parents=True, exist_ok=True)
+    tmp = db.with_name(f".{db.name}.{os.getpid()}.tmp")
+    try:
+        _write_database(tmp, lake)
+        os.replace(tmp, db)
+    finally:
+        tmp.unlink(missing_ok=True)
+        Path(str(tmp) + ".wal").unlink(missing_ok=True)
+    for old in db.parent.glob(f"{key}-*.duckdb"):  # the lake's earlier states
+        if old != db:
+            old.unlink(missing_ok=True)
+    return db
+
+
+def for_reading(lake: Path) -> Path:
+    """The database file a reader opens: the lake's own when current; else rebuilt in place when
+    no other process writes the lake and it can be written (as before); else, without waiting,
+    the lake's own as last built while a writer works (it sees each trace as its writer publishes
+    it), or a private one (`private_database`) when the lake is read-only, moved, or its database
+    cannot be opened (a writer replaces it, whoever holds the old file)."""
+    lake = Path(lake).resolve()
+    db = lake / DB_FILE
+    row = recorded(db)
+    if row is not None and is_current(db, lake, row):
+        return db
+    if row is None and db.exists():  # held for writing by another process (the plain duckdb CLI)
+        return private_database(lake)
+    if lock.holds(lake):
+        return build_database(lake)
+    try:
+        held = lock.try_lock(lake)
+    except OSError:  # the lock file cannot be made: the lake is not writable
+        held = None
+    if held is not None:
+        with held:
+            try:
+                return build_database(lake)
+            except OSError as e:
+                if e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+                    raise
+    elif row is not None and row[0] == str(lake):
+        return db  # a writer works on it and rebuilds it when done
+    return private_database(lake)
 
 
 def connect(lake: str | Path, read_only: bool = True, private: bool = False) -> duckdb.DuckDBPyConnection:
@@ -126,9 +188,12 @@ def connect(lake: str | Path, read_only: bool = True, private: bool = False) -> 
     layout.check_path(lake)
     if not layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
-    db_file = str(update_database(lake))
+    db_file = str(update_database(lake) if not read_only else for_reading(lake))
     if not private:
-        return planner_settings(duckdb.connect(db_file, read_only=read_only))
+        try:
+            return planner_settings(duckdb.connect(db_file, read_only=read_only))
+        except duckdb.IOException:  # taken for writing since (the plain duckdb CLI): a private copy
+            return planner_settings(duckdb.connect(str(private_database(lake)), read_only=True))
     con = duckdb.connect(":memory:")
     con.execute(f"ATTACH '{db_file.replace(chr(39), chr(39) * 2)}' AS lake (READ_ONLY)")
     con.execute("USE lake")
