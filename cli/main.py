@@ -251,6 +251,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         say("interrupted: workers stopped; a re-run cleans up and carries on", err=True)
         return EXIT_INTERRUPTED
+    except Exception as e:
+        line = fs_errors.io_error_line(e)  # DuckDB could not write a file (a full disk): one line
+        if line is None:
+            raise
+        say(f"error  {line}", err=True)
+        return EXIT_USAGE
 
 
 def lake_lock(args):

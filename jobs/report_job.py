@@ -39,8 +39,10 @@ def write_atomically(path: Path, text: str) -> None:
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
-    except BaseException:  # nothing half-written is left, whatever went wrong
+    except BaseException as e:  # nothing half-written is left, whatever went wrong
         tmp.unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.filename is None:  # a failed write() names no file: the page's
+            raise OSError(e.errno, e.strerror, str(path)) from e
         raise
 
 

@@ -15,7 +15,6 @@ to run one query therefore reads a few bytes and imports neither pyarrow nor the
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import shutil
@@ -169,9 +168,8 @@ def for_reading(lake: Path) -> Path:
         with held:
             try:
                 return build_database(lake)
-            except OSError as e:
-                if e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
-                    raise
+            except (OSError, duckdb.IOException):  # read-only, full disk: a reader still answers
+                pass
     elif row is not None and row[0] == str(lake):
         return db  # a writer works on it and rebuilds it when done
     return private_database(lake)
