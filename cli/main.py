@@ -17,7 +17,7 @@ import sys
 from ..ingest.reading import BadLimits
 from ..jobs import fs_errors
 from ..jobs.process_settings import prefer_jemalloc
-from ..lake.lock import LakeBusy
+from ..lake.lock import LakeBusy, LakeReadOnly
 from ..lake.version import __version__
 from .limit_options import add_limit_options
 from .terminal import say
@@ -239,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     except LakeBusy as e:
         say(f"error  {e}; try again later, or leave out --no-wait to wait for it", err=True)
         return EXIT_LAKE_BUSY
+    except LakeReadOnly as e:
+        say(f"error  {e}", err=True)
+        return EXIT_USAGE
     except BrokenPipeError:  # `tracelake sql ... | head`: the reader has what it wanted; nothing to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush goes nowhere
         return EXIT_BROKEN_PIPE

@@ -162,7 +162,7 @@ def for_reading(lake: Path) -> Path:
         return build_database(lake)
     try:
         held = lock.try_lock(lake)
-    except OSError:  # the lock file cannot be made: the lake is not writable
+    except (OSError, lock.LakeReadOnly):  # the lock file cannot be made: the lake is not writable
         held = None
     if held is not None:
         with held:

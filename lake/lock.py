@@ -35,6 +35,10 @@ class LakeBusy(Exception):
     """Another process is writing the lake and the caller asked not to wait; str() is one line."""
 
 
+class LakeReadOnly(Exception):
+    """A command that writes the lake on a lake that cannot be written; str() is one line."""
+
+
 def _holder() -> dict:
     return {"pid": os.getpid(), "host": socket.gethostname(), "since": time.time(),
             "command": " ".join([os.path.basename(sys.argv[0]) or "python", *sys.argv[1:]])[:200]}
@@ -77,8 +81,15 @@ def writer_lock(lake: str | Path, wait: bool = True, on_wait: Callable[[str], No
         finally:
             _HELD[key][1] -= 1
         return
-    lake.mkdir(parents=True, exist_ok=True)
-    f = open(lake / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held until the with block ends
+    try:
+        lake.mkdir(parents=True, exist_ok=True)
+        f = open(lake / LOCK_FILE, "a+", encoding="utf-8")  # noqa: SIM115 - held until the with block ends
+    except OSError as e:
+        if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise LakeReadOnly(f"{lake}: {'read-only file system' if e.errno == errno.EROFS else 'no write permission'}"
+                               ": this command writes the lake (reading it works: sql, report -o elsewhere, "
+                               "stats without --lake, tracelake.open)") from e
+        raise
     try:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
