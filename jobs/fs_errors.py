@@ -21,18 +21,13 @@ _PLAIN = {
 }
 
 
-def describe(e: OSError, where: str | os.PathLike | None = None) -> str:
-    """'<path>: <what is wrong>' for an OSError (the path as UTF-8 text, no traceback); `where`
-    names the place when the error names no file (Arrow's write errors name none)."""
+def describe(e: OSError) -> str:
+    """'<path>: <what is wrong>' for an OSError (the path as UTF-8 text, no traceback)."""
     problem = _PLAIN.get(e.errno) or e.strerror or str(e)
-    if e.errno is None:  # Arrow: "[Errno 28] Error writing bytes to file. Detail: [errno 28] No space left..."
-        found = re.search(r"\[errno (\d+)\]", str(e), re.IGNORECASE)
-        if found and int(found.group(1)) in _PLAIN:
-            problem = _PLAIN[int(found.group(1))]
     if e.errno == errno.EEXIST and e.filename is not None and not os.path.isdir(e.filename):
         problem = "exists and is not a directory"
     if e.filename is None:
-        return f"{path_text(where)}: {problem}" if where is not None else problem
+        return problem
     where = path_text(e.filename)
     if e.filename2 is not None:
         where += f" -> {path_text(e.filename2)}"

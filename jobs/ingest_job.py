@@ -72,7 +72,7 @@ def _outcome(path: str, make: Callable[[], tuple[int, str, list[str]]]) -> FileO
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e), error_kind=e.kind)
     except OSError as e:
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
-                           error=f"{shown}: cannot write lake: {fs_errors.describe(e, lake)}", error_kind=ErrorKind.INTERNAL)
+                           error=f"{shown}: cannot write lake: {fs_errors.describe(e)}", error_kind=ErrorKind.INTERNAL)
     except Exception as e:  # noqa: BLE001 - a bug on one file must not stop the batch; say which file
         first = (str(e).strip().splitlines() or [""])[0][:300]
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,

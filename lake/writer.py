@@ -10,6 +10,7 @@ interrupted one left (layout.prepare_for_writing).
 from __future__ import annotations
 
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -117,4 +118,12 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
     numbers and JSON texts it cost time and space: the 89 MB reference trace's tables wrote in
     113 ms and 3.5 MB instead of 168 ms and 5.4 MB with dictionaries on every column."""
     dictionary = [f.name for f in table.schema if pa.types.is_string(f.type) and not f.name.endswith("_json")]
-    pq.write_table(table, path, compression="zstd", use_dictionary=dictionary)
+    try:
+        pq.write_table(table, path, compression="zstd", use_dictionary=dictionary)
+    except OSError as e:
+        if e.filename is not None:
+            raise
+        # Arrow's write errors name no file ("[Errno 28] Error writing bytes to file..."): this one
+        found = re.search(r"\[errno (\d+)\]", str(e), re.IGNORECASE)
+        code = int(found.group(1)) if found else None
+        raise OSError(code, os.strerror(code) if code else str(e), str(path)) from e
