@@ -13,10 +13,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 from ..ingest.reading import BadLimits
 from ..jobs import fs_errors
 from ..jobs.process_settings import prefer_jemalloc
+from ..lake.format_version import LakeTooNew
 from ..lake.lock import LakeBusy, LakeReadOnly
 from ..lake.version import __version__
 from .limit_options import add_limit_options
@@ -233,13 +235,15 @@ def main(argv: list[str] | None = None) -> int:
     prefer_jemalloc()  # before the commands import pyarrow
     from .commands import COMMANDS
 
+    warnings.formatwarning = lambda message, *_, **__: f"warning  {message}\n"  # one line, no source line
+
     try:
         with lake_lock(args):
             return COMMANDS[args.command](args)
     except LakeBusy as e:
         say(f"error  {e}; try again later, or leave out --no-wait to wait for it", err=True)
         return EXIT_LAKE_BUSY
-    except LakeReadOnly as e:
+    except (LakeReadOnly, LakeTooNew) as e:
         say(f"error  {e}", err=True)
         return EXIT_USAGE
     except BrokenPipeError:  # `tracelake sql ... | head`: the reader has what it wanted; nothing to say

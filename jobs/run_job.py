@@ -22,7 +22,7 @@ from ..ingest.errors import TraceError
 from ..ingest.identity import file_sha256
 from ..ingest.printable import path_text
 from ..ingest.reading import Limits, is_regular
-from ..lake import compact, derive
+from ..lake import compact, derive, format_version
 from ..lake.database import update_database
 from ..lake.layout import delete_trace, lake_index, loose_trace_ids, prepare_for_writing
 from ..lake.lock import writes_lake
@@ -91,12 +91,13 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     workers = jobs or os.cpu_count() or 1
     lake = prepare_for_writing(Path(out) / "lake")
     known = lake_index(lake)
+    outdated = format_version.outdated(lake)  # written without what this version reads: read again
     files = [os.path.abspath(p) for p in discover(paths)]
     summary = RunSummary(str(lake.resolve()))
     todo = []
     for path in files:
         previous = known.get(path_text(path))
-        if previous and _unchanged(path, previous[0]):
+        if previous and previous[1] not in outdated and _unchanged(path, previous[0]):
             summary.files.append(asdict(FileOutcome(path_text(path), "unchanged", previous[1])))
         else:
             todo.append(path)

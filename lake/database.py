@@ -18,11 +18,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 import duckdb
 
-from . import base_tables, derive, layout, lock, served_views
+from . import base_tables, derive, format_version, layout, lock, served_views
 from .catalog_template import cache_root, catalog_fingerprint, catalog_template, install_catalog, new_database
 from .lock import writes_lake
 from .planner import planner_settings
@@ -65,6 +66,7 @@ def build_database(lake: str | Path) -> Path:
         raise
     finally:
         Path(str(tmp) + ".wal").unlink(missing_ok=True)
+    format_version.record(lake)  # which tracelake wrote the lake (lake/format_version.py)
     return db
 
 
@@ -118,6 +120,8 @@ def update_database(lake: str | Path) -> Path:
     db = lake / DB_FILE
     if not db.exists() or not is_current(db, lake):
         build_database(lake)
+    if lock.holds(lake):  # a writer, done: which tracelake wrote the lake (lake/format_version.py)
+        format_version.record(lake)
     return db
 
 
@@ -186,6 +190,9 @@ def connect(lake: str | Path, read_only: bool = True, private: bool = False) -> 
     layout.check_path(lake)
     if not layout.is_lake(lake) and not (lake / DB_FILE).exists():
         raise FileNotFoundError(f"{lake}: not a tracelake lake (no traces/ folder); run `tracelake ingest` first")
+    line = format_version.notice(lake)  # traces an earlier tracelake wrote without what this one reads
+    if line:
+        warnings.warn(line, format_version.LakeFormatWarning, stacklevel=2)
     db_file = str(update_database(lake) if not read_only else for_reading(lake))
     if not private:
         try:

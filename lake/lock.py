@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from . import format_version
+
 LOCK_FILE = ".lock"
 
 _HELD: dict[str, list] = {}  # resolved lake path -> [open lock file, depth]: reentrant within a process
@@ -105,6 +107,7 @@ def writer_lock(lake: str | Path, wait: bool = True, on_wait: Callable[[str], No
         f.truncate()
         f.write(json.dumps(_holder()))
         f.flush()
+        format_version.check_not_newer(lake)  # a lake of a newer format is not written by this version
         _HELD[key] = [f, 1]
         try:
             yield
