@@ -90,7 +90,7 @@ def index_report(con, links: dict[str, str], failures: list[dict], rows: list[di
         runs = data.run_rows(con, rows)
     for run in runs:
         run["diff_link"] = (diff_links or {}).get(run["run_id"])
-        history = history_figure(con)
+    history = history_figure(con)
     changed = [r for r in runs if r["change_pct"] is not None and abs(r["change_pct"]) >= data.CHANGE_PCT]
     return _ENV.get_template("index.html.j2").render(
         title=title, rows=rows, runs=runs, failures=failures, comparisons=comparisons, links=links, version=version,

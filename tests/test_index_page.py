@@ -77,3 +77,11 @@ def test_index_page_for_a_team_lead(history_con):
     assert html.count('src="data:image/svg+xml;base64,') == 1  # step time and idle across runs
     assert "truncated JSON at byte 1024" in html and "&lt;rank0&gt;" in html and "<rank0>" not in html
     assert sorted(re.findall(r'href="([^"]+)"', html)) == sorted(links.values())
+
+
+def test_an_index_with_every_page_failed_lists_the_failures(history_con):
+    """No page written (a full disk, every trace broken): the index still renders, with the failures.
+    history used to be computed inside the loop over runs, so it was unbound when there were none."""
+    failures = [{"path": "/data/a.json", "error": "/data/a.json: no space left on device"}]
+    html = index_report(history_con, {}, failures, [], version="test")
+    assert "no space left on device" in html and "<script" not in html
