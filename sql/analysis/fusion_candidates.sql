@@ -35,7 +35,7 @@ grouped AS (
     SELECT c.trace_id, c.signature, any_value(c.kernels) AS kernels, any_value(c.kernel_names) AS kernel_names,
            any_value(c.calls) AS calls, any_value(c.operators) AS operators, any_value(c.shapes) AS shapes,
            mode(c.python_location) AS python_location,
-           string_agg(DISTINCT c.python_locations, ' | ') AS python_locations,
+           string_agg(DISTINCT c.python_locations, ' | ' ORDER BY c.python_locations) AS python_locations,
            count(*) AS instances, any_value(s.steps) AS steps,
            avg(c.device_ns) AS device_ns, any_value(c.bytes_now) AS bytes_now, any_value(c.bytes_fused) AS bytes_fused,
            avg(c.fused_ns) AS fused_ns, avg(c.saved_ns) AS saved_ns, sum(c.saved_ns) AS saved_total_ns,

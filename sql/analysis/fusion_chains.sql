@@ -66,7 +66,7 @@ chains AS (
 calls AS (
     SELECT c.trace_id, c.chain_id, c.op_id, c.device_ns, m.source, m.pid, m.tid, m.start_ns AS op_start_ns,
            m.name, m.category, m.bytes, m.shapes,
-           row_number() OVER (PARTITION BY c.trace_id, c.chain_id ORDER BY c.first_ns) AS idx
+           row_number() OVER (PARTITION BY c.trace_id, c.chain_id ORDER BY c.first_ns, c.op_id) AS idx
     FROM chain_calls c
     SEMI JOIN chains USING (trace_id, chain_id)
     JOIN op_models m USING (trace_id, op_id)
@@ -96,7 +96,7 @@ tensors AS (
 ),
 outputs AS (
     -- the output op_models counts: the size of the largest input (none for reductions)
-    SELECT t.trace_id, t.chain_id, t.idx, arg_max(t.key, t.bytes) AS key, max(t.bytes) AS bytes
+    SELECT t.trace_id, t.chain_id, t.idx, first(t.key ORDER BY t.bytes DESC, t.key) AS key, max(t.bytes) AS bytes
     FROM tensors t
     JOIN flagged f USING (trace_id, chain_id, idx)
     WHERE f.category <> 'reduction'
@@ -151,7 +151,7 @@ forward AS (
 ),
 located AS (
     SELECT w.trace_id, w.chain_id, w.idx,
-           arg_max(p.name, p.start_ns) AS location
+           first(p.name ORDER BY p.start_ns DESC, p.end_ns, p.name) AS location  -- the innermost frame
     FROM forward w
     JOIN python_frames p ON p.trace_id = w.trace_id AND p.pid = w.pid AND p.tid = w.tid
                         AND p.start_ns <= w.at_ns AND p.end_ns >= w.at_ns
@@ -175,7 +175,7 @@ chain_totals AS (
            -- NULL when any call has no bytes
            CASE WHEN count(f.bytes) = count(*) THEN sum(f.bytes) END AS bytes_now,
            bool_and(f.bytes IS NOT NULL) AS modelled,
-           string_agg(DISTINCT l.location, ' | ') AS python_locations,
+           string_agg(DISTINCT l.location, ' | ' ORDER BY l.location) AS python_locations,
            arg_min(l.location, f.idx) AS python_location
     FROM flagged f
     JOIN chain_kernels k USING (trace_id, chain_id)
