@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_limit_options(s)
 
     s = sub.add_parser("stats", help="print the headline numbers and summary tables of trace files (like nsys stats)",
-                       description="Ingest the files into a temporary lake (or --lake) and print reports: the "
+                       description="Read the files (into --lake, where it does not hold them already) and print reports: the "
                                    "headline numbers, kernels, memory copies, GPU idle by cause and the findings "
                                    "by default. A report is a view's rows for each file; NVIDIA's `nsys stats` and "
                                    "`nsys analyze` report names are accepted too (cuda_gpu_kern_sum = "
@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeunit", choices=list(TIME_UNITS), default=DEFAULT_TIME_UNIT,
                    help="unit of the durations and timestamps, as nsys stats --timeunit (default: nsec); "
                         "a column's name says its unit (total_ns, total_us, total_ms, total_s)")
-    s.add_argument("--lake", metavar="DIR", help="ingest into this lake and keep it (default: a temporary one)")
+    s.add_argument("--lake", metavar="DIR", help="ingest into this lake and keep it; files it holds unchanged are read from it "
+                        "(default: nothing is written)")
 
     s = sub.add_parser("diff", help="what changed between two traces or runs, why, and is it real (a CI gate)",
                        description="Compare the steady-state step time of BASE and NEW (median, p90, spread; a change "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -13,11 +14,12 @@ import pyarrow as pa
 from ..ingest.discover import discover
 from ..ingest.dispatch import ingest_file
 from ..ingest.errors import ErrorKind, TraceError
+from ..ingest.identity import file_sha256
 from ..ingest.printable import path_text
-from ..ingest.reading import Limits
-from ..lake import derive
+from ..ingest.reading import Limits, is_regular
+from ..lake import derive, format_version
 from ..lake.database import update_database
-from ..lake.layout import prepare_for_writing
+from ..lake.layout import is_lake, lake_index, prepare_for_writing
 from ..lake.lock import writes_lake
 from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES
 from ..lake.version import __version__
@@ -171,3 +173,33 @@ def ingest_paths(paths: list[str], lake: str | Path,
         derive.derive_here(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}))
     update_database(lake)
     return outcomes
+
+
+def unchanged(path: str, sha256: str) -> bool:
+    """The file is still a regular file with this content (anything else is ingested again,
+    which reports what became of it)."""
+    try:
+        return is_regular(path) and file_sha256(path) == sha256
+    except TraceError:
+        return False
+
+
+def ingest_changed(paths: list[str], lake: str | Path,
+                   on_outcome: Callable[[FileOutcome], None] = lambda o: None,
+                   limits: Limits | None = None) -> list[FileOutcome]:
+    """The trace files found under `paths` in `lake` (`tracelake stats --lake`): a file the lake
+    already holds unchanged (same path and content, in this version's lake format) is taken
+    from it as it is, the others are ingested. A lake that holds them all is not written to, so a
+    read-only one answers too. Outcomes in the order the files were found."""
+    lake = Path(lake)
+    known = lake_index(lake) if is_lake(lake) else {}
+    outdated = format_version.outdated(lake) if known else {}
+    found = discover(paths)
+    kept: dict[str, FileOutcome] = {}
+    for path in found:
+        previous = known.get(path_text(os.path.abspath(path)))
+        if previous and previous[1] not in outdated and unchanged(path, previous[0]):
+            kept[path] = FileOutcome(path_text(path), "ok", previous[1])
+    todo = [p for p in found if p not in kept]
+    ingested = iter(ingest_paths(todo, lake, on_outcome, limits) if todo else [])
+    return [kept[p] if p in kept else next(ingested) for p in found]

@@ -18,16 +18,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..ingest.discover import discover
-from ..ingest.errors import TraceError
-from ..ingest.identity import file_sha256
 from ..ingest.printable import path_text
-from ..ingest.reading import Limits, is_regular
+from ..ingest.reading import Limits
 from ..lake import compact, derive, format_version
 from ..lake.database import update_database
 from ..lake.layout import delete_trace, lake_index, loose_trace_ids, prepare_for_writing
 from ..lake.lock import writes_lake
 from . import derive_job
-from .ingest_job import FileOutcome, ingest_one, skip_if_no_trace
+from .ingest_job import FileOutcome, ingest_one, skip_if_no_trace, unchanged
 from .worker_pool import process_pool
 
 
@@ -48,15 +46,6 @@ class RunSummary:
 
 def _task(path: str, lake: str, limits: Limits | None) -> FileOutcome:
     return ingest_one(path, Path(lake), limits)
-
-
-def _unchanged(path: str, sha256: str) -> bool:
-    """The file is still a regular file with this content (anything else is ingested again,
-    which reports what became of it)."""
-    try:
-        return is_regular(path) and file_sha256(path) == sha256
-    except TraceError:
-        return False
 
 
 def _execute(paths: list[str], lake: Path, workers: int, executor: str, scheduler: str | None,
@@ -97,7 +86,7 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     todo = []
     for path in files:
         previous = known.get(path_text(path))
-        if previous and previous[1] not in outdated and _unchanged(path, previous[0]):
+        if previous and previous[1] not in outdated and unchanged(path, previous[0]):
             summary.files.append(asdict(FileOutcome(path_text(path), "unchanged", previous[1])))
         else:
             todo.append(path)
@@ -109,8 +98,8 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
                 delete_trace(lake, trace_id)
                 gone_from.add(os.path.dirname(path))
                 summary.files.append(asdict(FileOutcome(path, "removed", trace_id)))
-    unchanged = summary.count("unchanged")
-    on_stage(f"ingest: {len(todo)} file{'s' * (len(todo) != 1)} to read" + (f", {unchanged} unchanged" if unchanged else ""))
+    kept = summary.count("unchanged")
+    on_stage(f"ingest: {len(todo)} file{'s' * (len(todo) != 1)} to read" + (f", {kept} unchanged" if kept else ""))
     done = 0
     for outcome in _execute(todo, lake, workers, executor, scheduler, limits):
         skip_if_no_trace(outcome)

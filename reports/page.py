@@ -5,6 +5,7 @@ process the page describes (steady_summary), read once per page."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import polars as pl
 
@@ -20,7 +21,6 @@ class Page:
     links: dict[str, str] = field(default_factory=dict)  # trace id -> relative link of its page
     whatif: list[dict] = field(default_factory=list)  # critpath_whatif.report_rows, when computed
     trace: dict = field(default_factory=dict)  # the trace's row of `traces`
-    summary: dict = field(default_factory=dict)  # its row of `trace_summary` (the index row's source too)
     steady: dict | None = None  # steady_summary of the page's process (None: no steps found)
     export: str | None = None  # relative link of the trace's Perfetto export (`--export`), else None
 
@@ -28,10 +28,16 @@ class Page:
     def open(cls, con, trace_id: str, links: dict[str, str] | None = None, whatif: list[dict] | None = None,
              export: str | None = None) -> Page:
         trace = frame(con, "SELECT * FROM traces WHERE trace_id = ?", [trace_id]).to_dicts()[0]
-        summary = frame(con, "SELECT * FROM trace_summary WHERE trace_id = ?", [trace_id]).to_dicts()[0]
         steady = frame(con, "SELECT * FROM steady_summary WHERE trace_id = ? ORDER BY pid LIMIT 1",
                        [trace_id]).to_dicts()
-        return cls(con, trace_id, links or {}, whatif or [], trace, summary, steady[0] if steady else None, export)
+        return cls(con, trace_id, links or {}, whatif or [], trace, steady[0] if steady else None, export)
+
+    @cached_property
+    def summary(self) -> dict:
+        """The trace's row of `trace_summary` (the index row's source too), read when first asked
+        for: a single chart (tracelake.charts) does not need it, and on a lake whose views are not
+        derived it evaluates every finding rule."""
+        return frame(self.con, "SELECT * FROM trace_summary WHERE trace_id = ?", [self.trace_id]).to_dicts()[0]
 
     @property
     def origin_ns(self) -> int:

@@ -77,6 +77,26 @@ def ingested(tmp_path_factory, name: str, *files: Path | str):
         con.close()
 
 
+def rendered_page(con, trace_id: str, links: dict[str, str] | None = None, **kwargs):
+    """The trace page (reports.render.trace_page) rendered as the report job renders it: in a
+    database of the trace's run alone, the views its sections share evaluated once (frozen).
+    Rendered on a lake's whole database instead, every section evaluates the views under it again
+    (100 s for the GPU-metrics export's page against 3 s)."""
+    from tracelake.jobs.report_job import lake_path, trace_scopes
+    from tracelake.jobs.report_views import shared_views
+    from tracelake.lake.scoped import connect_scoped
+    from tracelake.reports.data import frozen
+    from tracelake.reports.render import trace_page
+
+    (scope,) = [s for s in trace_scopes(con, [trace_id]) if trace_id in s]
+    scoped = connect_scoped(lake_path(con), list(scope))
+    try:
+        with frozen(scoped, shared_views()):
+            return trace_page(scoped, trace_id, links, version="test", **kwargs)
+    finally:
+        scoped.close()
+
+
 @pytest.fixture(scope="session")
 def corpus() -> Path:
     if CORPUS is None:

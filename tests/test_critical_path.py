@@ -294,8 +294,8 @@ def test_repeated_path_lengths_equal_the_full_walk():
 
 
 def test_report_shows_the_path_and_the_whatif(tiny_lake):
+    from conftest import rendered_page
     from markupsafe import escape
-    from tracelake.reports.render import trace_report
 
     [(trace_id,)] = tiny_lake.sql("SELECT trace_id FROM traces WHERE trace_id LIKE 'tiny-sync%'").fetchall()
     rows = critpath_whatif.report_rows(tiny_lake, trace_id)
@@ -307,7 +307,7 @@ def test_report_shows_the_path_and_the_whatif(tiny_lake):
         ("launch overhead halved", 88_000, 83_000), ("CPU time halved", 88_000, 81_500),
         ("GPU compute 2x faster", 88_000, 58_000)]
     assert all(r["definition"] for r in rows)
-    html = trace_report(tiny_lake, trace_id, version="test", whatif=rows)
+    html = rendered_page(tiny_lake, trace_id, whatif=rows).html
     assert 'data-section="critical_path"' in html and '<figure data-chart="critical_path">' in html
     assert "GPU compute 2x faster" in html and "bound by" in html
     assert all(str(escape(r["definition"])) in html for r in rows)  # each scenario says what it removes

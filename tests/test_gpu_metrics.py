@@ -13,7 +13,7 @@ import shutil
 import sqlite3
 
 import pytest
-from conftest import REPO, ingested
+from conftest import REPO, ingested, rendered_page
 
 RECORDED = REPO / "tests" / "recorded"
 STEM = "nsys-2025.3.1_gpu-metrics_h100"
@@ -124,10 +124,9 @@ def test_page_shows_the_metrics_of_a_steady_step_and_per_range(con):
     con = con.cursor()
     import page_reader
     from tracelake.reports import trace_charts
-    from tracelake.reports.render import trace_page
 
     ((trace_id,),) = con.execute("SELECT trace_id FROM traces").fetchall()
-    page = page_reader.read(trace_page(con, trace_id, version="test").html)
+    page = page_reader.read(rendered_page(con, trace_id).html)
     fig = trace_charts.figure(con, trace_id, "gpu_metrics")
     table = page.figures["gpu_metrics"]
     assert table.headers == [c.header for c in fig.columns]
@@ -206,10 +205,8 @@ def test_measured_roofline_of_elementwise_kernels_and_a_gemm(roofline):
 def test_page_shows_the_measured_roofline(roofline):
     con = roofline.cursor()
     import page_reader
-    from tracelake.reports.render import trace_page
-
     ((trace_id,),) = con.execute("SELECT trace_id FROM traces").fetchall()
-    page = page_reader.read(trace_page(con, trace_id, version="test").html)
+    page = page_reader.read(rendered_page(con, trace_id).html)
     (table,) = [t for t in page.tables["gpu_metrics"] if t.headers and t.headers[0] == "kernel or copy"]
     view = con.execute("SELECT name, measured_bytes, measured_bound FROM kernel_measured_roofline "
                        "ORDER BY duration_ns DESC, name, device_id").fetchall()

@@ -263,12 +263,12 @@ def test_allocated_at_the_end_equals_the_snapshot(recorded, name):
 
 
 def test_report_shows_the_peaks_and_what_held_them(recorded):
-    from tracelake.reports.render import trace_report
+    from conftest import rendered_page
 
     name = GOLDEN[0]
     truth = json.loads((RECORDED / f"{name}_memory.json").read_text())
     trace = recorded.execute("SELECT trace_id FROM traces WHERE file_name = ?", [f"{name}.pt.trace.json.gz"]).fetchone()[0]
-    html = trace_report(recorded.cursor(), trace, version="test")
+    html = rendered_page(recorded.cursor(), trace).html
     section = html[html.index("<h2>GPU memory</h2>"):]
     assert section.count('src="data:image/svg+xml;base64,') >= 1  # memory over time
     peak = f"{truth['steps'][1]['max_memory_allocated_bytes'] / 2**30:.2f} GiB"

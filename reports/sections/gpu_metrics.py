@@ -21,11 +21,11 @@ METRICS = {"sm_active_pct": "SMs Active", "tensor_active_pct": "Tensor Active", 
 
 def figure(page: Page) -> Figure | None:
     """One row per slice and metric: the step of the page's process (the first with samples)."""
-    wide = page.sql("""SELECT step, device_id, (start_ns - $origin) / 1e6 AS t_ms, (end_ns - start_ns) / 1e6 AS slice_ms,
+    # the view evaluated once (materialized), not once per reference
+    wide = page.sql("""WITH s AS MATERIALIZED (SELECT * FROM steady_step_gpu_metrics WHERE trace_id = $trace)
+                       SELECT step, device_id, (start_ns - $origin) / 1e6 AS t_ms, (end_ns - start_ns) / 1e6 AS slice_ms,
                               sm_active_pct, tensor_active_pct, dram_pct, pcie_rx_pct, pcie_tx_pct
-                       FROM steady_step_gpu_metrics WHERE trace_id = $trace
-                         AND pid = (SELECT min(pid) FROM steady_step_gpu_metrics WHERE trace_id = $trace)
-                         AND device_id = (SELECT min(device_id) FROM steady_step_gpu_metrics WHERE trace_id = $trace)
+                       FROM s WHERE pid = (SELECT min(pid) FROM s) AND device_id = (SELECT min(device_id) FROM s)
                        ORDER BY slice""", {"origin": page.origin_ns})
     if wide.is_empty():
         return None

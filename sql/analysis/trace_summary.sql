@@ -33,10 +33,10 @@ gpus AS (
     GROUP BY k.trace_id
 ),
 top AS (SELECT trace_id, arg_max(name, total_ns) AS top_kernel FROM kernel_summary GROUP BY trace_id),
-found AS (SELECT trace_id, count(*) AS findings FROM findings GROUP BY trace_id),
-rules AS (
-    SELECT trace_id, list(rule ORDER BY ns DESC, rule)[1:3] AS finding_rules
-    FROM (SELECT trace_id, rule, sum(duration_ns) AS ns FROM findings GROUP BY trace_id, rule)
+-- findings read once (each read evaluates every rule again where they are not derived)
+found AS (
+    SELECT trace_id, CAST(sum(n) AS BIGINT) AS findings, list(rule ORDER BY ns DESC, rule)[1:3] AS finding_rules
+    FROM (SELECT trace_id, rule, count(*) AS n, sum(duration_ns) AS ns FROM findings GROUP BY trace_id, rule)
     GROUP BY trace_id
 ),
 hidden AS (SELECT trace_id, avg(communication_overlap_pct) AS overlap_pct FROM overlap GROUP BY trace_id),
@@ -50,13 +50,12 @@ step_times AS (
 SELECT t.trace_id, t.file_name, t.source, t.rank, t.duration_ns, t.is_truncated,
        coalesce(g.gpu_names, []) AS gpu_names,
        b.idle_pct, b.compute_pct, b.memcpy_pct, top.top_kernel, coalesce(f.findings, 0) AS findings,
-       coalesce(r.finding_rules, []) AS finding_rules,
+       coalesce(f.finding_rules, []) AS finding_rules,
        h.overlap_pct, s.median_step_ns, s.steady_idle_pct
 FROM traces t
 LEFT JOIN breakdown b USING (trace_id)
 LEFT JOIN gpus g USING (trace_id)
 LEFT JOIN top USING (trace_id)
 LEFT JOIN found f USING (trace_id)
-LEFT JOIN rules r USING (trace_id)
 LEFT JOIN hidden h USING (trace_id)
 LEFT JOIN step_times s USING (trace_id);
