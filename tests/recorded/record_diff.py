@@ -13,13 +13,20 @@ torch.cuda.synchronize() at each step's end) and variants, each with one planted
 - all                the four causes together.
 
 Usage on the GPU machine: `OUT=dir python3 record_diff.py torch` records every variant under the
-PyTorch profiler (`$OUT/torch-2.11_diff-<variant>_<gpu>.pt.trace.json.gz`); `OUT=dir python3
-record_diff.py nsys <variant>` runs one variant for Nsight Systems (run it under `nsys profile
---capture-range=cudaProfilerApi`; steps are NVTX ranges 'step N'). Both write the truth measured
-inside the recorded steps with CUDA events, independently of the trace, to
-`$OUT/<source>_<variant>_truth.json`:
+PyTorch profiler (`$OUT/torch-2.11_diff-<variant>_<gpu>.pt.trace.json.gz`; the steps are its
+ProfilerStep#N ranges); `OUT=dir python3 record_diff.py nsys <variant>` runs one variant for Nsight
+Systems (run it under `nsys profile --capture-range=cudaProfilerApi`; the capture holds exactly the
+measured steps, as NVTX ranges 'step N'). Both write the truth measured inside every recorded step
+with CUDA events, independently of the trace, to `$OUT/<source>_<variant>_truth.json`:
 
-- step_ms: per recorded step, the time between events recorded at the step's start and end;
+- step_ms: per recorded step, the time between CUDA events recorded at the step's boundaries: the
+  first thing after the ProfilerStep range (or NVTX range) opened and the last thing before it
+  closes. Each step ends with torch.cuda.synchronize(), so the GPU is idle at both and each event
+  completes as it is recorded: this is the step's wall time, host work before the first launch and
+  after the last kernel included (what a user reads as the step time, and what the trace's step
+  ranges hold); host_step_ms is the same interval on the host's clock (time.perf_counter);
+- gpu_step_ms: the time between events recorded at the step's first launch and after its last
+  (the GPU's span of the step, without the host time around it);
 - gemm_ms: the planted GEMM (events around it);
 - copy_ms: the input copy (events around it);
 - drain_ms: the GPU's wait between the backward's end and the optimizer's start (events after the
@@ -73,7 +80,7 @@ def spin(seconds):
 def step(model, opt, host, ga, gb, causes, ev, annotate):
     e = {n: torch.cuda.Event(enable_timing=True) for n in
          ("start", "copy0", "copy1", "gemm0", "gemm1", "bwd", "opt", "end")}
-    e["start"].record()
+    e["start"].record()  # the GPU span of the step: start .. end
     e["copy0"].record()
     x = host.to("cuda", non_blocking=True)
     e["copy1"].record()
@@ -97,7 +104,7 @@ def step(model, opt, host, ga, gb, causes, ev, annotate):
     opt.step()
     e["end"].record()
     torch.cuda.synchronize()
-    ev["step_ms"].append(e["start"].elapsed_time(e["end"]))
+    ev["gpu_step_ms"].append(e["start"].elapsed_time(e["end"]))
     ev["gemm_ms"].append(e["gemm0"].elapsed_time(e["gemm1"]))
     ev["copy_ms"].append(e["copy0"].elapsed_time(e["copy1"]))
     ev["drain_ms"].append(e["bwd"].elapsed_time(e["opt"]))
@@ -117,7 +124,32 @@ class nvtx_range:
 
 
 def new_events():
-    return {"step_ms": [], "gemm_ms": [], "copy_ms": [], "drain_ms": [], "item_wait_ms": []}
+    return {"step_ms": [], "host_step_ms": [], "gpu_step_ms": [], "gemm_ms": [], "copy_ms": [], "drain_ms": [],
+            "item_wait_ms": []}
+
+
+class Boundaries:
+    """CUDA events (and host clock readings) at the boundaries of the recorded steps; read after
+    the loop, so that no step waits for its own events."""
+
+    def __init__(self):
+        self.pairs = []
+
+    def open(self):
+        e = torch.cuda.Event(enable_timing=True)
+        e.record()
+        self.pairs.append([e, None, time.perf_counter(), None])
+
+    def close(self):
+        e = torch.cuda.Event(enable_timing=True)
+        e.record()
+        self.pairs[-1][1], self.pairs[-1][3] = e, time.perf_counter()
+
+    def into(self, ev):
+        torch.cuda.synchronize()
+        for e0, e1, t0, t1 in self.pairs:
+            ev["step_ms"].append(e0.elapsed_time(e1))
+            ev["host_step_ms"].append((t1 - t0) * 1e3)
 
 
 def truth(source, variant, causes, ev, trace):
@@ -140,10 +172,15 @@ def record_torch(variant):
                  schedule=schedule(wait=0, warmup=WARMUP, active=ACTIVE, repeat=1),
                  on_trace_ready=lambda p: p.export_chrome_trace(path), record_shapes=True,
                  experimental_config=config) as prof:
+        bounds = Boundaries()
         for i in range(WARMUP + ACTIVE):
-            scratch = new_events()
-            step(model, opt, host, ga, gb, causes, scratch if i < WARMUP else ev, record_function)
+            if i >= WARMUP:  # ProfilerStep#i opened as the last prof.step() returned
+                bounds.open()
+            step(model, opt, host, ga, gb, causes, new_events() if i < WARMUP else ev, record_function)
+            if i >= WARMUP:  # it closes as prof.step() starts
+                bounds.close()
             prof.step()
+    bounds.into(ev)
     with open(path, "rb") as src, gzip.open(os.path.join(OUT, name + ".pt.trace.json.gz"), "wb", 9) as dst:
         shutil.copyfileobj(src, dst)
     truth("torch", variant, causes, ev, name)
@@ -152,15 +189,19 @@ def record_torch(variant):
 def record_nsys(variant):
     causes = VARIANTS[variant]
     model, opt, host, ga, gb = make(causes)
-    for _ in range(5):
+    for _ in range(5 + WARMUP):  # the same warm-up as the torch recording, outside the capture
         step(model, opt, host, ga, gb, causes, new_events(), nvtx_range)
     ev = new_events()
+    bounds = Boundaries()
     torch.cuda.synchronize()
     torch.cuda.profiler.start()
-    for i in range(WARMUP + ACTIVE):
+    for i in range(WARMUP, WARMUP + ACTIVE):
         with nvtx_range(f"step {i}"):
-            step(model, opt, host, ga, gb, causes, new_events() if i < WARMUP else ev, nvtx_range)
+            bounds.open()
+            step(model, opt, host, ga, gb, causes, ev, nvtx_range)
+            bounds.close()
     torch.cuda.profiler.stop()
+    bounds.into(ev)
     truth("nsys", variant, causes, ev, f"nsys-2025.3.1_diff-{variant}_{GPU}")
 
 
