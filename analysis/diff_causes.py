@@ -45,9 +45,13 @@ def trace_list(ids: list[str]) -> str:
 
 
 def side_figures(con, trace_ids: list[str]) -> dict:
-    """The side's steady steps (wall times) and its GPU work, idle time and syncs per step."""
+    """The side's steady steps (wall times; and one per step of the run, for the noise test) and its
+    GPU work, idle time and syncs per step."""
     where = f"trace_id IN {trace_list(trace_ids)}"
     walls = [r[0] for r in con.execute(f"SELECT wall_ns FROM steady_steps WHERE {where} ORDER BY ALL").fetchall()]
+    # the noise test's samples: a step of the run once, its ranks' walls averaged (diff_noise)
+    samples = [r[0] for r in con.execute(f"SELECT avg(wall_ns) FROM steady_steps WHERE {where} "
+                                         f"GROUP BY step, step_index ORDER BY 1").fetchall()]
     n = max(len(walls), 1)
     work = con.execute(f"SELECT op_class, name, memory, launcher, launcher_shapes, launcher_dtypes, "
                        f"sum(calls), sum(duration_ns), sum(bytes) FROM steady_gpu_work WHERE {where} "
@@ -61,7 +65,7 @@ def side_figures(con, trace_ids: list[str]) -> dict:
     peak = con.execute(f"""SELECT max(m.peak_allocated_bytes) FROM memory_peaks m JOIN steady_steps s
                             ON m.trace_id = s.trace_id AND m.pid = s.pid AND m.step_start_ns = s.start_ns
                             WHERE m.{where} AND m.device_type = 'cuda'""").fetchone()[0]
-    return {"walls": walls, "steps": n, "peak_allocated_bytes": peak,
+    return {"walls": walls, "step_samples": samples, "steps": n, "peak_allocated_bytes": peak,
             "work": [(c, nm, mem, ln, sh, dt, calls / n, ns / n, (b or 0) / n)
                      for c, nm, mem, ln, sh, dt, calls, ns, b in work],
             "idle": {(k, nm): (gaps / n, ns / n) for k, nm, gaps, ns in idle},

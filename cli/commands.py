@@ -497,7 +497,7 @@ def mail(args) -> int:
 
 
 def diff(args) -> int:
-    from ..analysis import diff_gate
+    from ..analysis import diff_gate, diff_noise
     from ..jobs.diff import DiffInputError
     from ..jobs.diff import diff as compare
     from ..reports.render import diff_report
@@ -509,7 +509,10 @@ def diff(args) -> int:
         return EXIT_USAGE
     try:
         conditions = [diff_gate.parse(text) for text in args.fail_if or []]
-        result = compare(args.base, args.new, lake=args.lake, summaries=bool(page))
+        floor = diff_noise.FLOOR_PCT if args.noise_floor is None else args.noise_floor
+        if not 0 <= floor < 100:
+            raise DiffInputError(f"--noise-floor {floor:g}: not a percentage in [0, 100)")
+        result = compare(args.base, args.new, lake=args.lake, summaries=bool(page), noise_floor_pct=floor)
     except (diff_gate.BadCondition, DiffInputError) as e:
         say(f"error  {e}", err=True)
         return EXIT_USAGE

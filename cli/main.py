@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="repeatable: METRIC OP VALUE, e.g. 'step_time > +5%%', 'kernel:* > +10%%', 'idle > +2ms', "
                         "'sync > +500us' (metrics: step_time, p90, kernel, operator, precision, sync, idle, memcpy, "
                         "communication; KIND:PATTERN matches cause names)")
+    s.add_argument("--noise-floor", type=float, metavar="PCT",
+                   help="a step-time change under PCT %% of the base's median step is within noise: two "
+                        "recordings of one program differ by about 1 %% (default: 2)")
 
     s = sub.add_parser("sql", help="run a SQL query on a lake",
                        description="Run one SQL query with every tracelake table and view available.",

@@ -24,9 +24,11 @@ class DiffInputError(ValueError):
     """A side that cannot be diffed; the message is one line naming the file or id."""
 
 
-def diff(base: str | Path, new: str | Path, lake: str | Path | None = None, *, summaries: bool = False) -> dict:
+def diff(base: str | Path, new: str | Path, lake: str | Path | None = None, *, summaries: bool = False,
+         noise_floor_pct: float = diff_noise.FLOOR_PCT) -> dict:
     """Compare `base` with `new` (files, folders, or ids in `lake`); raises DiffInputError.
-    summaries: also each side's steady_summary rows (result['summary'], for the HTML page)."""
+    summaries: also each side's steady_summary rows (result['summary'], for the HTML page);
+    noise_floor_pct: a step-time change under this % of the base's is run-to-run noise (diff_noise)."""
     from ..lake import catalog
     from ..lake.schema import TABLES
 
@@ -40,20 +42,20 @@ def diff(base: str | Path, new: str | Path, lake: str | Path | None = None, *, s
         sides = [_side(str(arg), where, known, None if lake else needed) for arg in (base, new)]
         con = _lake_database(where) if lake else _database(where, sides, needed)
         try:
-            return compare(con, *sides, str(base), str(new), summaries=summaries)
+            return compare(con, *sides, str(base), str(new), summaries=summaries, noise_floor_pct=noise_floor_pct)
         finally:
             con.close()
 
 
 def compare(con, base_ids: list[str], new_ids: list[str], base_label: str, new_label: str, *,
-            summaries: bool = False) -> dict:
+            summaries: bool = False, noise_floor_pct: float = diff_noise.FLOOR_PCT) -> dict:
     """The diff of two sides' traces on a connection whose views hold them (a lake's, or a
     throwaway one's); raises DiffInputError when a side has no steps."""
     figures = [diff_causes.side_figures(con, ids) for ids in (base_ids, new_ids)]
     for label, f in zip((base_label, new_label), figures):
         if not f["walls"]:
             raise DiffInputError(f"{label}: no steps found (no ProfilerStep/step ranges and no periodic GPU work)")
-    out = result(base_label, new_label, *figures)
+    out = result(base_label, new_label, *figures, noise_floor_pct=noise_floor_pct)
     if summaries:
         out["summary"] = {side: steady_summaries(con, ids) for side, ids in (("base", base_ids), ("new", new_ids))}
     return out
@@ -68,7 +70,8 @@ def steady_summaries(con, trace_ids: list[str]) -> list[dict]:
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
-def result(base_label: str, new_label: str, base: dict, new: dict) -> dict:
+def result(base_label: str, new_label: str, base: dict, new: dict, *,
+           noise_floor_pct: float = diff_noise.FLOOR_PCT) -> dict:
     """The diff object of two sides' figures (diff_causes.side_figures)."""
     sb, sn = diff_noise.step_stats(base["walls"]), diff_noise.step_stats(new["walls"])
     change = sn.median_ns - sb.median_ns
@@ -79,7 +82,7 @@ def result(base_label: str, new_label: str, base: dict, new: dict) -> dict:
         "step_time_ns": {"base": round(sb.median_ns), "new": round(sn.median_ns), "change_ns": round(change),
                          "change_pct": round(100 * change / sb.median_ns, 2) if sb.median_ns else None},
         "steps": {"base": sb.as_dict(), "new": sn.as_dict()},
-        "noise": diff_noise.verdict(base["walls"], new["walls"]),
+        "noise": diff_noise.verdict(base["step_samples"], new["step_samples"], noise_floor_pct),
         "causes": causes,
         "explained_ns": explained,
         "unexplained_ns": round(sn.mean_ns - sb.mean_ns - explained),

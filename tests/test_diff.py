@@ -176,6 +176,15 @@ def test_mann_whitney_p_values():
     assert diff_noise.mann_whitney_p([1, 2, 3], [1, 2, 3]) == 1.0
 
 
+def test_noise_samples_and_floor():
+    base = [1000.0 + i for i in range(10)]
+    new = [1015.0 + i for i in range(10)]  # +1.5 %: beyond the IQR (4.5), p < 0.01
+    assert diff_noise.mann_whitney_p(base, new) < diff_noise.P_REAL
+    assert diff_noise.verdict(base, new)["within_noise"]  # under the 2 % floor
+    assert not diff_noise.verdict(base, new, floor_pct=1.0)["within_noise"]
+    assert diff_noise.verdict(base, [v + 4 for v in base], floor_pct=0)["within_noise"]  # inside the IQR
+
+
 def test_conditions_parse_and_fire():
     c = diff_gate.parse("kernel:nvjet* >= -2.5ms")
     assert (c.metric, c.pattern, c.op, c.value, c.percent) == ("kernel", "nvjet*", ">=", -2.5e6, False)

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
+import sys
 
 import pytest
 from conftest import REPO
-from tracelake.analysis import diff_gate
+from tracelake.analysis import diff_gate, diff_noise
 from tracelake.jobs.diff import diff
 
 RECORDED = REPO / "tests" / "recorded"
@@ -82,6 +84,31 @@ def test_a_second_recording_moves_no_communication():
     r, t_base, t_new = diffed("base-repeat"), truth("base"), truth("base-repeat")
     assert abs(t_new["transfer_ns"] - t_base["transfer_ns"]) < 0.05e6
     assert all(abs(c["change_ns"]) < 0.05e6 for c in comm(r).values())
+
+
+def test_a_second_recording_is_within_noise():
+    r = diffed("base-repeat")
+    assert r["noise"]["within_noise"]
+    # a step of the run counts once: 2 ranks x 9 steady steps are 9 samples, not 18
+    assert r["noise"]["steps"] == [9, 9] and r["steps"]["base"]["steps"] == 18
+    # the two recordings differ by ~1 % (the host time between steps), more than the steps vary
+    # within each, with p < 0.01: only the run-to-run floor calls it noise
+    assert 0.5 < -r["step_time_ns"]["change_pct"] < diff_noise.FLOOR_PCT
+    assert abs(r["step_time_ns"]["change_ns"]) > r["noise"]["spread_ns"] and r["noise"]["p_value"] < diff_noise.P_REAL
+    assert all(abs(c["change_ns"]) < r["noise"]["spread_ns"] for c in r["causes"] if c["kind"] == "communication")
+
+
+def test_cli_second_recording_passes_a_step_time_gate():
+    # the change is -1.05 %: this condition fires unless the change is within noise
+    gate = ["--fail-if", "step_time < -1%", "--fail-if", "step_time > +1%"]
+    done = subprocess.run([sys.executable, "-m", "tracelake.cli.main", "diff", run("base"), run("base-repeat"), *gate],
+                          cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "within noise" in done.stdout and done.stderr == ""
+    # with no run-to-run floor the same pair is a real change, and the gate fires
+    done = subprocess.run([sys.executable, "-m", "tracelake.cli.main", "diff", run("base"), run("base-repeat"), *gate,
+                           "--noise-floor", "0"], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 1 and done.stderr.startswith("FAIL   step_time < -1%")
 
 
 @pytest.mark.parametrize("variant", ["straggler", "big-allreduce"])
