@@ -17,7 +17,7 @@ from pathlib import Path
 from ..analysis import diff_causes, diff_noise
 
 VIEWS = ("steady_steps", "steady_gpu_work", "steady_collectives", "steady_idle", "steady_syncs", "memory_peaks")
-PAGE_VIEWS = ("steady_summary",)  # the page also shows each side's steady state (reports/diff_page.py)
+PAGE_VIEWS = ("steady_summary",)  # what the page reads beyond the diff (reports/diff_sections views())
 
 
 class DiffInputError(ValueError):

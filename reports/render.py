@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 import jinja2
 
-from . import charts, data, diff_page, theme
+from . import charts, data, theme
+from .diff_page import DiffPage
+from .diff_sections import DIFF_SECTIONS
 from .figure import Column, Figure
 from .page import Page
 from .sections import SECTIONS, ranks
@@ -98,9 +100,21 @@ def index_report(con, links: dict[str, str], failures: list[dict], rows: list[di
         history=history, change_pct=data.CHANGE_PCT)
 
 
+def diff_sections(page: DiffPage) -> list[dict]:
+    """The diff page's sections the diff has data for, in page order (as built_sections)."""
+    out = []
+    for section in DIFF_SECTIONS:
+        built = section.build(page)
+        if built is not None:
+            template = getattr(section, "TEMPLATE", f"diff_sections/{section.NAME}.html.j2")
+            out.append({"name": section.NAME, "title": section.TITLE, "template": template, "data": built})
+    return out
+
+
 def diff_report(result: dict, *, version: str, title: str | None = None) -> str:
     """A diff page (`tracelake diff --format html`, the index's run-to-run diffs): `result` is
-    jobs/diff.py's object (with 'summary', the sides' steady_summary rows, when asked for)."""
+    jobs/diff.py's object (with 'summary', the sides' steady_summary rows, when asked for); its
+    sections are reports/diff_sections, in the trace page's style."""
     title = title or f"tracelake diff: {result['base']} vs {result['new']}"
-    return _ENV.get_template("diff.html.j2").render(title=title, version=version,
-                                                    **diff_page.page_data(result))
+    return _ENV.get_template("diff.html.j2").render(title=title, version=version, r=result,
+                                                    sections=diff_sections(DiffPage(result)))

@@ -1,9 +1,10 @@
 """The diff page (`tracelake diff --format html`, issue #30 item 4) and the memory-peak cause.
 
-The page is read back as a reader sees it (tests/page_reader.py) and compared with the JSON object
-of the same diff: the recorded pair base vs all (tests/recorded/record_diff.py: four planted
-causes). The memory cause is checked on the hand-built traces of tests/test_memory.py, whose every
-allocation, and so every step's peak, is chosen there."""
+The page is a sequence of section units (reports/diff_sections). It is read back as a reader sees
+it (tests/page_reader.py) and compared with the JSON object of the same diff and with the CUDA-event
+truth of the recording: the recorded pair base vs all (tests/recorded/record_diff.py: four planted
+causes, diff_h100_truth.json). The memory cause is checked on the hand-built traces of
+tests/test_memory.py, whose every allocation, and so every step's peak, is chosen there."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from tracelake.reports.render import diff_report
 from tracelake.reports.theme import short
 
 RECORDED = REPO / "tests" / "recorded"
+TRUTH = json.loads((RECORDED / "diff_h100_truth.json").read_text())["torch"]
 BASE_FILE = RECORDED / "torch-2.11_diff-base_h100.pt.trace.json.gz"
 NEW_FILE = RECORDED / "torch-2.11_diff-all_h100.pt.trace.json.gz"
 
@@ -44,15 +46,43 @@ def written(lake, tmp_path_factory) -> dict:
     return {"page": page, "eml": eml, "json": json.loads(js.read_text())}
 
 
-def test_the_page_shows_the_causes_the_json_has(written):
+def truth_change_ns(key: str) -> float:
+    return (TRUTH["all"][key + "_median"] - TRUTH["base"][key + "_median"]) * 1e6
+
+
+def test_the_page_is_the_diff_sections(written):
+    from tracelake.jobs.diff import PAGE_VIEWS
+    from tracelake.reports.diff_sections import DIFF_SECTIONS, views
+
+    page = read(written["page"].read_text())
+    # the kinds the diff has causes of, in DIFF_SECTIONS order: no communication, no memory events
+    assert page.sections == ["step_time", "causes", "kernels", "precision", "syncs_idle", "memcpy", "steady"]
+    assert [s.NAME for s in DIFF_SECTIONS if s.NAME in page.sections] == page.sections
+    assert tuple(views()) == PAGE_VIEWS  # what the command evaluates for the page
+
+
+def test_the_step_time_is_the_json_and_the_events(written):
     r, page = written["json"], read(written["page"].read_text())
-    assert page.sections == ["headline", "causes", "steady"]
     assert int(page.metrics["change_ns"]) == r["step_time_ns"]["change_ns"]
     assert int(page.metrics["base_step_ns"]) == r["step_time_ns"]["base"]
+    assert int(page.metrics["new_step_ns"]) == r["step_time_ns"]["new"]
+    assert float(page.metrics["change_pct"]) == r["step_time_ns"]["change_pct"]
+    assert page.metrics["verdict"] == "slower"
+    stats = page.tables["step_time"][0]
+    for label, key in (("median", "median_ns"), ("p90", "p90_ns"), ("interquartile range (spread)", "iqr_ns")):
+        row = next(row for row in stats.rows if row[0].text == label)
+        assert [int(c.value) for c in row[1:]] == [r["steps"]["base"][key], r["steps"]["new"][key],
+                                                   r["steps"]["new"][key] - r["steps"]["base"][key]]
+    # the events at the steps' boundaries, inside the recorded steps: within 10 %
+    expected = truth_change_ns("step_ms")
+    assert abs(int(page.metrics["change_ns"]) - expected) <= 0.10 * expected
+
+
+def test_the_causes_section_is_the_json(written):
+    r, page = written["json"], read(written["page"].read_text())
     assert int(page.metrics["explained_ns"]) == r["explained_ns"]
     assert int(page.metrics["unexplained_ns"]) == r["unexplained_ns"]
-    assert page.metrics["verdict"] == "slower"
-    causes = next(t for t in page.tables["causes"] if t.headers[:2] == ["kind", "name"])
+    causes = next(t for t in page.tables["causes"] if t.headers[:3] == ["#", "kind", "name"])
     assert [c.text for c in causes.column("kind")] == [c["kind"] for c in r["causes"]]
     assert [c.text for c in causes.column("name")] == [short(c["name"], 120) for c in r["causes"]]
     assert [int(c.value) for c in causes.column("change per step")] == [c["change_ns"] for c in r["causes"]]
@@ -63,7 +93,44 @@ def test_the_page_shows_the_causes_the_json_has(written):
     assert [float(c.value) for c in chart.column("change per step")] == pytest.approx(
         [c["change_ns"] / 1e6 for c in timed])
     assert page.images["diff_causes"] == 1
-    # the sides' steady state: one column each, the median step as the headline's
+
+
+KIND_SECTIONS = {"kernels": ("kernel", "operator"), "precision": ("precision",), "syncs_idle": ("sync", "idle"),
+                 "memcpy": ("memcpy",)}
+
+
+@pytest.mark.parametrize("section", KIND_SECTIONS)
+def test_each_kind_section_is_its_causes(written, section):
+    r, page = written["json"], read(written["page"].read_text())
+    mine = [(i, c) for i, c in enumerate(r["causes"], 1) if c["kind"] in KIND_SECTIONS[section] and c["change_ns"]]
+    table = page.tables[section][0]
+    assert [int(c.text) for c in table.column("#")] == [i for i, _ in mine]
+    assert [int(c.value) for c in table.column("change per step")] == [c["change_ns"] for _, c in mine]
+    assert [int(c.value) for c in table.column("base")] == [c["evidence"]["base_ns_per_step"] for _, c in mine]
+    assert [int(c.value) for c in table.column("new")] == [c["evidence"]["new_ns_per_step"] for _, c in mine]
+    # the chart: a bar per cause and side, its table exactly those bars
+    chart = page.figures[f"diff_{section}"]
+    charted = mine[:12]
+    assert [c.text for c in chart.column("name")] == [c["name"] for _, c in charted for _side in (0, 1)]
+    assert [c.text for c in chart.column("side")] == ["base", "new"] * len(charted)
+    assert [float(c.value) for c in chart.column("per step")] == pytest.approx(
+        [c["evidence"][f"{side}_ns_per_step"] / 1e6 for _, c in charted for side in ("base", "new")])
+    assert page.images[f"diff_{section}"] == 1
+
+
+@pytest.mark.parametrize("section, name, key", [("precision", "aten::mm", "gemm_ms"),
+                                                ("memcpy", "Memcpy HtoD", "copy_ms"),
+                                                ("syncs_idle", "cudaStreamSynchronize", "drain_ms")])
+def test_the_planted_causes_read_as_the_events(written, section, name, key):
+    """Each planted cause, in its kind's section, costs about what the CUDA events measured (the
+    GEMM: slower and fp32 at once; the host sync: the GPU's drain before the optimizer)."""
+    table = read(written["page"].read_text()).tables[section][0]
+    row = next(row for row in table.rows if row[2].text == name)
+    assert int(row[3].value) == pytest.approx(truth_change_ns(key), rel=0.25)
+
+
+def test_the_sides_steady_state(written):
+    r, page = written["json"], read(written["page"].read_text())
     steady = page.tables["steady"][0]
     assert steady.headers == ["", "base", "new"]
     median = next(row for row in steady.rows if row[0].text == "median step")
@@ -90,7 +157,7 @@ def test_odd_names_are_escaped(lake):
     html = diff_report(r, version=__version__)
     assert "<script>" not in html and "<b>" not in html
     assert "&lt;script&gt;alert(" in html
-    assert read(html).tables["causes"][-1].rows[0][1].text == odd
+    assert read(html).tables["causes"][-1].rows[0][2].text == odd
 
 
 def test_no_html_without_an_output_file(lake, capsys):
@@ -143,5 +210,23 @@ def test_memory_cause_is_the_steady_steps_peak(tmp_path):
     assert memory[0]["evidence"]["peak_allocated_bytes"] == [max(peak(i, False) for i in steady["steady.json"]),
                                                             max(peak(i, True) for i in steady["leaky.json"])]
     assert r["causes"][-1] is memory[0]  # after the causes that took time
+    # the page's memory section shows both peaks and the change
+    page = read(diff_report(r, version=__version__))
+    assert "memory" in page.sections
+    row = page.tables["memory"][0].rows[0]
+    assert [int(c.value) for c in row[1:]] == [*memory[0]["evidence"]["peak_allocated_bytes"],
+                                              memory[0]["evidence"]["change_bytes"]]
     same = diff("steady", "steady", lake=lake)
     assert not [c for c in same["causes"] if c["kind"] == "memory"]
+
+
+def test_the_kind_charts_are_valid_vega_lite(written):
+    """The charts of the kind sections against Vega-Lite's schema (rendering skips the validation)."""
+    from tracelake.reports.diff_page import DiffPage
+    from tracelake.reports.diff_sections import kinds
+
+    built = [s.build(DiffPage(written["json"])) for s in kinds.SECTIONS]
+    assert sum(b is not None for b in built) == 4
+    for b in built:
+        if b is not None:
+            b["figure"].chart.to_dict()  # raises on a spec the schema rejects

@@ -1,0 +1,74 @@
+"""A section per kind of cause that took step time (kernels and operators, precision, host syncs
+and GPU idle, memory copies, communication): each of its causes' time per steady step on both
+sides, as bars (the Figure's table: exactly those bars, a row per cause and side) and as a table
+with the evidence. The sections share a template (diff_sections/kind.html.j2); a section whose
+kinds have no cause is left out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import altair as alt
+import polars as pl
+
+from ..diff_page import DiffPage
+from ..figure import Column, Figure
+from ..theme import short
+
+CHART_CAUSES = 12
+SIDE_COLORS = {"base": "#9aa5b1", "new": "#2f6db5"}
+
+
+@dataclass(frozen=True)
+class KindSection:
+    NAME: str
+    TITLE: str
+    KINDS: tuple[str, ...]
+    NOTE: str
+    VIEWS: tuple[str, ...] = ()
+    TEMPLATE: str = "diff_sections/kind.html.j2"
+
+    def build(self, page: DiffPage) -> dict | None:
+        causes = [c for c in page.causes(self.KINDS) if c["change_ns"]]
+        if not causes:
+            return None
+        return {"figure": figure(self.NAME, self.TITLE, causes[:CHART_CAUSES]), "causes": causes,
+                "charted": min(len(causes), CHART_CAUSES), "note": self.NOTE}
+
+
+def chart(frame: pl.DataFrame) -> alt.Chart:
+    """frame: order, cause (its label), side, ms_per_step: a pair of bars per cause, base and new."""
+    return alt.Chart(frame).mark_bar().encode(
+        y=alt.Y("cause:N", sort=alt.SortField("order"), title=None, axis=alt.Axis(labelLimit=0)),
+        yOffset=alt.YOffset("side:N", sort=list(SIDE_COLORS)),
+        x=alt.X("ms_per_step:Q", title="time per steady step (ms)"),
+        color=alt.Color("side:N", title=None, scale=alt.Scale(domain=list(SIDE_COLORS),
+                                                               range=list(SIDE_COLORS.values()))),
+    ).properties(width=360, height=alt.Step(10))
+
+
+def figure(name: str, title: str, causes: list[dict]) -> Figure:
+    rows = [{"order": c["order"], "cause": f"{c['order']}. {short(c['name'], 48)}", "kind": c["kind"],
+             "name": c["name"], "side": side, "ms_per_step": c["evidence"][f"{side}_ns_per_step"] / 1e6}
+            for c in causes for side in SIDE_COLORS]
+    frame = pl.DataFrame(rows, schema={"order": pl.Int64, "cause": pl.String, "kind": pl.String, "name": pl.String,
+                                       "side": pl.String, "ms_per_step": pl.Float64})
+    return Figure(f"diff_{name}", f"{title}: time per steady step, base and new", chart(frame), frame,
+                  [Column("order", "#", "count"), Column("kind", "kind"), Column("name", "name"),
+                   Column("side", "side"), Column("ms_per_step", "per step", "ms")])
+
+
+SECTIONS = [
+    KindSection("kernels", "Kernels and operators", ("kernel", "operator"),
+                "Kernels by name; operators: the GPU work of calls whose shapes exist on one side only (the "
+                "evidence lists the calls)."),
+    KindSection("precision", "Precision", ("precision",),
+                "The same operator at another dtype, or a GEMM on CUDA cores in fp32 (by its kernel name)."),
+    KindSection("syncs_idle", "Host syncs and GPU idle", ("sync", "idle"),
+                "GPU idle time by why the GPU waited: sync when the host sat in a synchronizing call."),
+    KindSection("memcpy", "Memory copies", ("memcpy",),
+                "Copies by direction and memsets; the evidence splits the time by memory kind (pageable, pinned)."),
+    KindSection("communication", "Communication", ("communication",),
+                "Collectives: the transfer once every rank had joined, by operation, and the time ranks waited "
+                "for the last to arrive, by that rank."),
+]
