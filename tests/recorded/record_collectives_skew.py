@@ -15,16 +15,29 @@ Planted late rank (rank 1): repetition 1: it sleeps SLEEP_S on the host before t
 other rank waits ~50 ms); repetition 2: its GPU spin is longer by EXTRA_SPIN_CYCLES (~150-200 us
 of skew, the order of the transfer itself); repetitions 0 and 3: no planted skew.
 
+Back-to-back bursts (the witness without the events' fixed cost): after the single calls, each
+(op, size, dtype) is also issued BURST_CALLS times back to back between ONE pair of CUDA events
+(async_op=True, every work waited on after the last call, no barrier in between), behind a
+barrier, a synchronize and a ~10 ms GPU spin so the host has enqueued them all before the stream
+reaches the start event (`host_ahead`: the start event had not completed when the host finished
+enqueueing). span / BURST_CALLS is the per-call time with the events' ~4-5 us spread over all the
+calls. The bursts run twice: once before the profiler starts (`unprofiled_span_ms`) and once under
+it, annotated `burst:<op>:<MiB>MiB:<dtype>:x<calls>` (`span_ms`; their calls are in the trace
+after the single calls).
+
 `events_rank<r>.json` lists, per call in issue order: op, size_bytes as nccl-tests counts it
 (all_reduce/all_to_all/send_recv/exchange: the buffer; all_gather: the output; reduce_scatter: the
 input), in/out element counts, dtype, repetition, the skew planted on this rank (host sleep s,
-extra spin cycles), the event time in ms and the host wall time of the launch.
+extra spin cycles), the event time in ms and the host wall time of the launch; under "bursts",
+per (op, size, dtype) in issue order: calls, span_ms, host_ahead, unprofiled_span_ms,
+unprofiled_host_ahead.
 """
 import gzip
 import json
 import os
 import shutil
 import time
+from contextlib import nullcontext
 
 import torch
 import torch.distributed as dist
@@ -39,6 +52,8 @@ SLEEP_S = 0.050
 GPU_SPIN_CYCLES = 2_000_000  # about 1 ms
 EXTRA_SPIN_CYCLES = 350_000  # about 180 us more on the late rank in repetition 2
 LATE_RANK = 1
+BURST_CALLS = 12
+BURST_SPIN_CYCLES = 20_000_000  # about 10 ms: the host enqueues all BURST_CALLS calls meanwhile
 
 
 def save_trace(path):
@@ -84,12 +99,66 @@ def one_call(op, size_bytes, dtype, rank, world):
     raise ValueError(op)
 
 
+def one_async_call(op, size_bytes, dtype, rank, world):
+    """launch() -> the works of one call issued with async_op=True (waited on after the burst)."""
+    elem = torch.tensor([], dtype=dtype).element_size()
+    n = size_bytes // elem
+    if op == "all_reduce":
+        buf = torch.ones(n, dtype=dtype, device="cuda")
+        return lambda: [dist.all_reduce(buf, async_op=True)]
+    if op == "all_gather":
+        out = torch.empty(n, dtype=dtype, device="cuda")
+        inp = torch.ones(n // world, dtype=dtype, device="cuda")
+        return lambda: [dist.all_gather_into_tensor(out, inp, async_op=True)]
+    if op == "reduce_scatter":
+        inp = torch.ones(n, dtype=dtype, device="cuda")
+        out = torch.empty(n // world, dtype=dtype, device="cuda")
+        return lambda: [dist.reduce_scatter_tensor(out, inp, async_op=True)]
+    if op == "all_to_all":
+        inp = torch.ones(n, dtype=dtype, device="cuda")
+        out = torch.empty(n, dtype=dtype, device="cuda")
+        return lambda: [dist.all_to_all_single(out, inp, async_op=True)]
+    if op == "send_recv":
+        buf = torch.ones(n, dtype=dtype, device="cuda")
+        if rank == 0:
+            return lambda: [dist.isend(buf, 1)]
+        return lambda: [dist.irecv(buf, 0)]
+    if op == "exchange":
+        inp = torch.ones(n, dtype=dtype, device="cuda")
+        out = torch.empty(n, dtype=dtype, device="cuda")
+        peer = 1 - rank
+        return lambda: dist.batch_isend_irecv([dist.P2POp(dist.isend, inp, peer), dist.P2POp(dist.irecv, out, peer)])
+    raise ValueError(op)
+
+
+def bursts(calls, rank, world, annotate):
+    """(span_ms, host_ahead) per (op, MiB, dtype): BURST_CALLS calls between one pair of events."""
+    pending = []
+    for op, mib, dt in calls:
+        launch = one_async_call(op, mib << 20, DTYPES[dt], rank, world)
+        dist.barrier()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(BURST_SPIN_CYCLES)
+        with record_function(f"burst:{op}:{mib}MiB:{dt}:x{BURST_CALLS}") if annotate else nullcontext():
+            start.record()
+            works = [w for _ in range(BURST_CALLS) for w in launch()]
+            ahead = not start.query()  # the stream had not reached the start event yet
+            for w in works:
+                w.wait()
+            end.record()
+        pending.append((start, end, ahead))
+    torch.cuda.synchronize()
+    return [(start.elapsed_time(end), ahead) for start, end, ahead in pending]
+
+
 def main(rank, world, run_dir):
     calls = [(op, mib, dt) for op in OPS for mib in SIZES_MIB for dt in DTYPES]
     for op, mib, dt in calls:  # warm-up: communicators (the P2P ones too) and buffers, outside the profiler
         launch, _, _ = one_call(op, mib << 20, DTYPES[dt], rank, world)
         launch()
     torch.cuda.synchronize()
+    unprofiled = bursts(calls, rank, world, annotate=False)
     dist.barrier()
     rows, pending = [], []
     path = f"{run_dir}/rank{rank}.pt.trace.json"
@@ -117,15 +186,21 @@ def main(rank, world, run_dir):
                              "slept_before_s": sleep_s, "extra_spin_cycles": extra,
                              "launch_host_unix_ns": t_host})
         torch.cuda.synchronize()
-    for row, (start, end) in zip(rows, pending):
-        row["event_ms"] = start.elapsed_time(end)
+        for row, (start, end) in zip(rows, pending):
+            row["event_ms"] = start.elapsed_time(end)
+        profiled = bursts(calls, rank, world, annotate=True)
+    burst_rows = [{"op": op, "size_bytes": mib << 20, "size_mib": mib, "dtype": dt, "calls": BURST_CALLS,
+                   "span_ms": span, "host_ahead": ahead, "unprofiled_span_ms": uspan,
+                   "unprofiled_host_ahead": uahead}
+                  for (op, mib, dt), (span, ahead), (uspan, uahead) in zip(calls, profiled, unprofiled)]
     prof.export_chrome_trace(path)
     save_trace(path)
     with open(f"{run_dir}/events_rank{rank}.json", "w") as f:
         json.dump({"rank": rank, "world_size": world, "late_rank": LATE_RANK, "sleep_s": SLEEP_S,
                    "extra_spin_cycles": EXTRA_SPIN_CYCLES, "device": torch.cuda.get_device_name(),
                    "torch": torch.__version__, "nccl": ".".join(map(str, torch.cuda.nccl.version())),
-                   "calls": rows}, f, indent=1)
+                   "burst_calls": BURST_CALLS, "burst_spin_cycles": BURST_SPIN_CYCLES,
+                   "calls": rows, "bursts": burst_rows}, f, indent=1)
 
 
 if __name__ == "__main__":
