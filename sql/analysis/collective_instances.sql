@@ -8,7 +8,16 @@
 -- complete before its last rank arrives, so the shortest duration among the ranks (the
 -- last to arrive waited least) is its transfer time and each rank's duration beyond that
 -- is its wait. That holds for ring and tree collectives, where nothing moves before the
--- last rank joins, and for point-to-point ones between two ranks. A P2P-based collective
+-- last rank joins. P2P-based collectives (all_to_all, send/recv) let the early rank push
+-- its data into the peer's buffers before the peer arrives, so the last arrival's kernel
+-- can be short: a rank that finished before the last arrival never waited, and its
+-- duration is a floor (transfer_basis 'finished_early': a sender done before its
+-- receiver came); between two ranks exchanging both ways (all_to_all, send_recv), the
+-- late rank's data still reaches the early one after the late kernel ends, so the time
+-- from the last arrival to the last end is a floor too ('to_last_end'; this reads the
+-- ranks' clocks). Checked against back-to-back bursts timed with CUDA events (2-rank H200,
+-- tests/test_collectives_skew.py): the last arrival alone is 24-29 % short for 16 MiB
+-- all-to-all, 14 % for a 16 MiB exchange; these floors bring every op within 10 %. A P2P-based collective
 -- of three or more ranks (all_to_all, batched send/recv: grouped sends and receives per
 -- pair) is different: pairs whose ranks have arrived exchange their part before the last
 -- rank comes, so the last arrival's kernel is shorter than the transfer. When such a
@@ -44,8 +53,9 @@
 --                             the trace has no epoch anchor) (ns).
 -- @column duration_ns         Its duration (ns).
 -- @column transfer_ns         The collective's transfer time (ns): its shortest duration among the ranks,
---                             or for a P2P-based collective of 3+ ranks that arrived apart, see above.
--- @column transfer_basis      'last_arrival' (shortest duration) or 'aligned_calls' (see above).
+--                             or for a P2P-based collective the larger floor described above.
+-- @column transfer_basis      'last_arrival' (shortest duration), 'finished_early', 'to_last_end' or
+--                             'aligned_calls' (see above).
 -- @column wait_ns             duration_ns - transfer_ns, at least 0: time waiting for other ranks (ns).
 -- @column is_last             True for the rank that arrived last.
 CREATE OR REPLACE VIEW collective_instance_ranks AS
@@ -96,25 +106,43 @@ matched AS (
     WINDOW w AS (PARTITION BY run_id, pg, match_key)
 ),
 p2p AS (
-    -- P2P-based collectives of 3+ ranks: flagged per rank, with whether the ranks arrived apart
-    SELECT *, operation IN ('all_to_all', 'send', 'recv', 'send_recv') AND group_size_ >= 3 AS is_p2p,
-           last_arrival_ns - first_arrival_ns > shortest_ns / 10 AS arrived_apart
+    -- P2P-based collectives (grouped sends and receives per pair): what each call's own
+    -- kernels show of its transfer, and for 3+ ranks whether the ranks arrived apart
+    SELECT *, operation IN ('all_to_all', 'send', 'recv', 'send_recv') AS is_p2p_op,
+              is_p2p_op AND group_size_ >= 3 AS is_p2p,
+              last_arrival_ns - first_arrival_ns > shortest_ns / 10 AS arrived_apart,
+              -- a rank that finished before the last one arrived never waited for it
+              max(CASE WHEN end_epoch_ns <= last_arrival_ns THEN duration_ns END) OVER w AS finished_early_ns,
+              max(end_epoch_ns) OVER w - last_arrival_ns AS to_last_end_ns
     FROM matched
     WHERE ranks_present = expected_ranks
+    WINDOW w AS (PARTITION BY run_id, pg, match_key)
+),
+own AS (
+    SELECT *, CASE WHEN NOT is_p2p_op THEN shortest_ns
+                   ELSE greatest(shortest_ns, finished_early_ns,
+                                 -- one pair, both directions: the late rank's data still reaches the
+                                 -- early rank after the late rank's kernel ends
+                                 CASE WHEN operation IN ('all_to_all', 'send_recv') AND group_size_ = 2
+                                      THEN to_last_end_ns END)
+              END AS own_ns
+    FROM p2p
 ),
 aligned AS (
     -- the transfer of each such collective in the calls whose ranks arrived together
-    SELECT run_id, pg, operation, bytes, dtype, group_size_, median(shortest_ns) AS aligned_ns
-    FROM (SELECT DISTINCT run_id, pg, match_key, operation, bytes, dtype, group_size_, shortest_ns
-          FROM p2p WHERE is_p2p AND NOT arrived_apart)
+    SELECT run_id, pg, operation, bytes, dtype, group_size_, median(own_ns) AS aligned_ns
+    FROM (SELECT DISTINCT run_id, pg, match_key, operation, bytes, dtype, group_size_, own_ns
+          FROM own WHERE is_p2p AND NOT arrived_apart)
     GROUP BY ALL
 ),
 transfers AS (
-    SELECT p.*, CASE WHEN p.is_p2p AND p.arrived_apart AND a.aligned_ns > p.shortest_ns
-                     THEN 'aligned_calls' ELSE 'last_arrival' END AS transfer_basis,
-           CAST(CASE WHEN transfer_basis = 'aligned_calls' THEN a.aligned_ns ELSE p.shortest_ns END AS BIGINT)
+    SELECT p.*, CASE WHEN p.is_p2p AND p.arrived_apart AND a.aligned_ns > p.own_ns THEN 'aligned_calls'
+                     WHEN p.own_ns = p.shortest_ns THEN 'last_arrival'
+                     WHEN p.own_ns = p.finished_early_ns THEN 'finished_early'
+                     ELSE 'to_last_end' END AS transfer_basis,
+           CAST(CASE WHEN transfer_basis = 'aligned_calls' THEN a.aligned_ns ELSE p.own_ns END AS BIGINT)
                AS transfer_ns
-    FROM p2p p
+    FROM own p
     LEFT JOIN aligned a ON p.is_p2p AND p.arrived_apart AND a.run_id = p.run_id AND a.pg = p.pg
                        AND a.operation = p.operation AND a.bytes IS NOT DISTINCT FROM p.bytes
                        AND a.dtype IS NOT DISTINCT FROM p.dtype AND a.group_size_ = p.group_size_
@@ -165,7 +193,8 @@ FROM (SELECT * FROM multi UNION ALL BY NAME SELECT * FROM single);
 -- @column transfer_ns         Shortest duration among the ranks (ns): the time the transfer took once all had
 --                             joined; for a P2P-based collective of 3+ ranks that arrived apart, at least its
 --                             transfer in calls whose ranks arrived together (collective_instance_ranks).
--- @column transfer_basis      'last_arrival' or 'aligned_calls' (collective_instance_ranks).
+-- @column transfer_basis      'last_arrival', 'finished_early', 'to_last_end' or 'aligned_calls'
+--                             (collective_instance_ranks).
 -- @column last_rank           Rank that arrived last.
 -- @column max_wait_ns         Longest wait of a rank (ns).
 -- @column total_wait_ns       Sum of the ranks' waits (ns).

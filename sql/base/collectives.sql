@@ -6,9 +6,10 @@
 -- In/Out msg nelems, dtype, Group size, Process Group Name/Ranks, Seq), the nccl:*
 -- annotation (Input Dims, Input type), the c10d:: operator, and NCCL's own NVTX ranges
 -- (ncclAllReduce, ...) in Nsight exports; the kernel name fills in the operation (and,
--- for reducing kernels, the element type) when nothing else says. A field the trace
--- does not record is NULL. Kernels launched under one operator (coalesced calls) make
--- one call.
+-- for reducing kernels, the element type) when nothing else says. A batch of sends and
+-- receives (batch_isend_irecv) launches its kernel after its operators' records: it takes
+-- their sizes and dtype (p2p_batches below). A field the trace does not record is NULL.
+-- Kernels launched under one operator (coalesced calls) make one call.
 --
 -- depends: gpu_op_class, api_calls, cpu_ops, annotations, traces, rank_runs,
 --          collective_operation, collective_dtype, collective_kernel_dtype,
@@ -32,8 +33,9 @@
 -- @column group_size           Ranks in the process group ('Group size'; NULL when not recorded).
 -- @column seq                  Sequence number of the call in its process group ('Seq'; NULL when not recorded).
 -- @column dtype                Element type (collective_dtype spelling).
--- @column in_nelems            Elements in the input ('In msg nelems', else the nccl:* range's Input Dims).
--- @column out_nelems           Elements in the output ('Out msg nelems').
+-- @column in_nelems            Elements in the input ('In msg nelems', else the nccl:* range's Input Dims;
+--                              for a batch of sends and receives, the elements its sends carry).
+-- @column out_nelems           Elements in the output ('Out msg nelems'; for a batch, its receives').
 -- @column bytes                Per-rank buffer size as nccl-tests counts it (collective_bytes) (bytes).
 -- @column start_ns             First kernel start (ns, trace clock).
 -- @column end_ns               Last kernel end (ns, trace clock).
@@ -94,17 +96,44 @@ calls AS (
     FROM described
     GROUP BY trace_id, pid, tid, coalesce(op_start_ns, -kernel_key)
 ),
+p2p_batches AS (
+    -- batched sends and receives (batch_isend_irecv): each c10d::send / recv_ records its
+    -- record_param_comms (sizes, dtype) but launches nothing; the group's one kernel is
+    -- launched after them, under nccl:coalesced, which records no sizes. Such a kernel takes
+    -- the send / recv records of its thread since the thread's previous communication launch.
+    SELECT c.trace_id, c.pid, c.tid, c.launch_start_ns,
+           sum(TRY_CAST(p.args_json ->> '$."In msg nelems"' AS BIGINT))
+               FILTER (WHERE p.args_json ->> '$."Collective name"' = 'send') AS sent_nelems,
+           sum(TRY_CAST(p.args_json ->> '$."Out msg nelems"' AS BIGINT))
+               FILTER (WHERE p.args_json ->> '$."Collective name"' = 'recv') AS received_nelems,
+           CASE WHEN count(DISTINCT p.args_json ->> '$.dtype') = 1 THEN any_value(p.args_json ->> '$.dtype') END
+               AS batch_dtype,
+           max(TRY_CAST(p.args_json ->> '$."Group size"' AS BIGINT)) AS batch_group_size
+    FROM (SELECT *, lag(launch_start_ns) OVER (PARTITION BY trace_id, pid, tid ORDER BY launch_start_ns)
+                        AS previous_launch_ns
+          FROM calls) c
+    JOIN cpu_ops p ON p.trace_id = c.trace_id AND p.pid = c.pid AND p.tid = c.tid
+                  AND p.name = 'record_param_comms'
+                  AND p.args_json ->> '$."Collective name"' IN ('send', 'recv')
+                  AND p.start_ns > coalesce(c.previous_launch_ns, -1) AND p.end_ns <= c.launch_start_ns
+    WHERE c.params IS NULL AND c.launch_start_ns IS NOT NULL
+      AND collective_operation(c.kernel_name) IN ('send', 'recv', 'send_recv')
+    GROUP BY ALL
+),
 fields AS (
-    SELECT *,
+    SELECT c.*, b.sent_nelems, b.received_nelems,
            params ->> '$."Collective name"' AS params_name,
            collective_dtype(coalesce(params ->> '$.dtype',
                                      range_args ->> '$."Input type"[0]',
+                                     b.batch_dtype,
                                      collective_kernel_dtype(kernel_name))) AS dtype_,
-           TRY_CAST(params ->> '$."Group size"' AS BIGINT) AS group_size_,
-           TRY_CAST(params ->> '$."In msg nelems"' AS BIGINT) AS params_in,
-           TRY_CAST(params ->> '$."Out msg nelems"' AS BIGINT) AS params_out,
+           coalesce(TRY_CAST(params ->> '$."Group size"' AS BIGINT), b.batch_group_size) AS group_size_,
+           coalesce(TRY_CAST(params ->> '$."In msg nelems"' AS BIGINT), b.sent_nelems) AS params_in,
+           coalesce(TRY_CAST(params ->> '$."Out msg nelems"' AS BIGINT), b.received_nelems) AS params_out,
            CAST(list_product(TRY_CAST(range_args -> '$."Input Dims"[0]' AS BIGINT[])) AS BIGINT) AS range_in
-    FROM calls
+    FROM calls c
+    LEFT JOIN p2p_batches b ON b.trace_id = c.trace_id AND b.pid = c.pid AND b.tid = c.tid
+                           AND b.launch_start_ns = c.launch_start_ns
 )
 SELECT f.trace_id, coalesce(r.run_id, f.trace_id) AS run_id, coalesce(r.rank, t.rank) AS rank, f.pid, f.tid,
        CAST(row_number() OVER (PARTITION BY f.trace_id, f.pid ORDER BY f.start_ns, f.end_ns) - 1 AS BIGINT)
