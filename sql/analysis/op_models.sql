@@ -20,8 +20,13 @@
 --
 -- NVTX ranges record no scalar arguments: a convolution's transposed flag, output shape
 -- and output_mask come from the operator tree and the data flow instead (nvtx_conv_args).
+-- Nor dtypes: a call's dtype is the one its kernels' names say (kernel_dtype; those it
+-- launched itself or through the operators inside it), that of the most kernel time where
+-- they name several, given to every input with a shape; none where a kernel casts (two
+-- dtypes: autocast's mixed adds, copies between dtypes) or no kernel names one (cuDNN's
+-- generated attention kernels).
 --
--- depends: op_calls, op_category, nvtx_conv_args
+-- depends: op_calls, op_category, nvtx_conv_args, op_launches, kernel_dtype
 -- materialize: per trace
 --
 -- @column trace_id         Trace.
@@ -38,13 +43,14 @@
 -- @column sequence_number  Autograd sequence number (links a backward call to its forward operator).
 -- @column shapes           Input shapes as recorded (JSON text).
 -- @column dtype            Data type of the first tensor input, as recorded ('c10::BFloat16', 'float',
---                          ...); NULL for NVTX ranges, which carry no dtypes.
+--                          ...); for NVTX ranges, which carry none, the one the call's kernels name.
 -- @column precision        Math precision of that dtype: 'fp64', 'fp32', 'fp16', 'bf16', 'fp8', 'int8'
 --                          (fp32 becomes 'tf32' in op_efficiency when its kernels are TF32 kernels).
 -- @column is_causal        Causal attention (scalar argument is_causal); NULL for other operators.
 -- @column flops            Floating-point operations, FlopCounterMode's convention (a multiply-add
 --                          is 2); NULL for the bytes-only families and when the shapes are missing.
--- @column bytes            Bytes read and written, each tensor once (NULL without dtypes).
+-- @column bytes            Bytes read and written, each tensor once (NULL without dtypes; NVTX: every
+--                          input with a shape at the call's dtype, a 0-dim tensor's [] counting none).
 -- dtype_bytes(t): bytes per element of a recorded dtype ('c10::BFloat16' -> 2; NULL for
 -- non-tensors: 'Scalar', 'ScalarList', '').
 CREATE OR REPLACE MACRO dtype_bytes(t) AS
@@ -119,11 +125,45 @@ outermost AS (
     )
     WHERE enclosing_end_ns IS NULL OR enclosing_end_ns < end_ns
 ),
+nvtx_calls AS (
+    SELECT trace_id, op_id, pid, tid, start_ns, end_ns FROM outermost WHERE source = 'nvtx'
+),
+kernel_names AS (
+    -- each kernel name read once (nvtx_op_dtype)
+    SELECT name, kernel_dtype(name) AS dtype, kernel_is_cast(name) AS is_cast
+    FROM (SELECT unnest(list(DISTINCT name)) AS name FROM op_launches
+          WHERE category = 'kernel' AND trace_id IN (SELECT DISTINCT trace_id FROM nvtx_calls))
+),
+nvtx_kernel_time AS (
+    -- the kernels each NVTX call launched, itself or through the operators inside it
+    SELECT c.trace_id, c.op_id, k.dtype, bool_or(k.is_cast) AS is_cast, sum(l.duration_ns) AS kernel_ns
+    FROM op_launches l
+    JOIN kernel_names k USING (name)
+    ASOF JOIN nvtx_calls c ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.start_ns <= l.launch_ns
+    WHERE l.launch_ns <= c.end_ns AND l.category = 'kernel'
+    GROUP BY ALL
+),
+nvtx_op_dtype AS (
+    -- NVTX ranges carry no dtypes: the one the call's kernels name (kernel_dtype), of the most
+    -- kernel time where they name several (batch norm: its statistics kernels run in fp32 on a bf16
+    -- input); none where a kernel casts (two dtypes) or none names one
+    SELECT trace_id, op_id,
+           CASE WHEN NOT bool_or(is_cast) THEN arg_max(dtype, kernel_ns) FILTER (dtype IS NOT NULL) END AS dtype
+    FROM nvtx_kernel_time
+    GROUP BY ALL
+),
 parsed AS (
-    SELECT o.*, i['Input Dims'] AS d, i['Input type'] AS t, i['Concrete Inputs'] AS ci,
-           list_transform(i['Input type'], lambda x: dtype_bytes(x)) AS eb,
+    SELECT o.*, i['Input Dims'] AS d, t, i['Concrete Inputs'] AS ci,
+           list_transform(t, lambda x: dtype_bytes(x)) AS eb,
            a.transposed AS nvtx_transposed, a.output_shape AS nvtx_output_shape, a.output_mask AS nvtx_output_mask
-    FROM (SELECT *, op_inputs(source, inputs_raw) AS i FROM outermost) o
+    FROM (SELECT o.*, op_inputs(o.source, o.inputs_raw) AS i,
+                 -- NVTX: the kernels' dtype for every input with a shape (a 0-dim tensor's [] is not told
+                 -- apart from a non-tensor argument's and counts none)
+                 CASE WHEN o.source = 'nvtx' AND k.dtype IS NOT NULL
+                      THEN list_transform(i['Input Dims'], lambda x: CASE WHEN len(x) > 0 THEN k.dtype END)
+                      ELSE i['Input type'] END AS t
+          FROM outermost o
+          LEFT JOIN nvtx_op_dtype k ON o.source = 'nvtx' AND k.trace_id = o.trace_id AND k.op_id = o.op_id) o
     LEFT JOIN nvtx_conv_args a ON o.source = 'nvtx' AND a.trace_id = o.trace_id AND a.op_id = o.op_id
 ),
 tensors AS (

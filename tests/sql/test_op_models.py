@@ -100,6 +100,7 @@ def test_outermost_call_counts_and_autocast_wrapper_gives_way(con):
 
 
 def test_nvtx_ranges_have_shapes_but_no_dtypes(con):
+    # and no kernels here to read a dtype from
     given_ranges = [
         ("t", 1, 1, 5, 0, 100, "aten::mm, seq = 3, op_id = 17, sizes = [[4, 6], [6, 5]], input_op_ids = [(1,0), (2,0)]",
          "push_pop", False),
@@ -113,6 +114,50 @@ def test_nvtx_ranges_have_shapes_but_no_dtypes(con):
     # consumed here: NULL, not a guess
     assert rows(con, "SELECT source, name, sequence_number, flops, bytes, dtype FROM op_models ORDER BY op_id") == [
         ("nvtx", "aten::mm", 3, 2 * 4 * 5 * 6, None, None), ("nvtx", "aten::convolution", None, None, None, None)]
+
+
+API = ["trace_id", "pid", "tid", "correlation_id", "start_ns", "end_ns", "duration_ns", "name", "api"]
+
+
+def launch(con, correlation_id: int, at_ns: int, kernel: str, kernel_ns: int) -> None:
+    """A cudaLaunchKernel on thread 1 at at_ns and the kernel it started (no External id: Nsight)."""
+    given(con, "api_calls", API, [("t", 1, 1, correlation_id, at_ns, at_ns + 10, 10, "cudaLaunchKernel", "runtime")])
+    given(con, "kernels", ["trace_id", "start_ns", "end_ns", "duration_ns", "device_id", "stream_id", "pid",
+                           "correlation_id", "name"],
+          [("t", 50_000 + at_ns, 50_000 + at_ns + kernel_ns, kernel_ns, 0, 7, 1, correlation_id, kernel)])
+
+
+def test_nvtx_calls_take_the_dtype_their_kernels_name(con):
+    add_bf16 = "void at::native::vectorized_elementwise_kernel<(int)8, at::native::CUDAFunctor_add<c10::BFloat16>>(int)"
+    given(con, "annotations", NVTX, [
+        nvtx_range(1, 11, "aten::mm", [[4, 6], [6, 5]], [(0, -1)] * 2, 0, 100),
+        # batch norm: the statistics kernels run in fp32 on the bf16 input; the most kernel time names the input's
+        nvtx_range(2, 12, "aten::native_batch_norm", [[2, 6, 4, 4], [6], [6], [6], [6], [], [], []],
+                   [(0, -1)] * 8, 200, 300),
+        # autocast's mixed add: the kernel casts (two dtypes), so no dtype and no bytes
+        nvtx_range(3, 13, "aten::add", [[8, 8], [8, 8], []], [(0, -1)] * 3, 400, 500),
+        # the kernel launched by an operator inside the modelled one is the modelled one's
+        nvtx_range(4, 14, "aten::relu", [[3, 3]], [(0, -1)], 600, 700),
+        nvtx_range(5, 15, "aten::clamp_min", [[3, 3], []], [(0, -1)] * 2, 610, 690, parent=4),
+        # no kernel: nothing to read
+        nvtx_range(6, 16, "aten::mul", [[5], [5]], [(0, -1)] * 2, 800, 900),
+    ])
+    launch(con, 1, 10, "nvjet_sm90_tst_320x128_64x3_1x2_h_bz_coopB_NNT", 1000)
+    launch(con, 2, 210, "void at::native::batch_norm_collect_statistics_channels_last_kernel<at::native::Var, "
+                        "c10::BFloat16, float, (int)4>(const T2 *, T3 *)", 700)
+    launch(con, 3, 220, "void at::native::batch_norm_update_stats_and_invert(const at::Tensor &, double)::"
+                        "[lambda(float, float) (instance 1)]>(int, T2, T3)", 300)
+    launch(con, 4, 410, "void at::native::unrolled_elementwise_kernel<at::native::CUDAFunctor_add<float>, "
+                        "at::native::memory::LoadWithCast<(int)2>>(int, T1)", 100)
+    launch(con, 5, 620, add_bf16.replace("CUDAFunctor_add", "clamp_min"), 100)
+    load_sql(con, "analysis/op_models.sql")
+    assert rows(con, "SELECT name, dtype, precision, bytes FROM op_models ORDER BY op_id") == [
+        ("aten::mm", BF, "bf16", (4 * 6 + 6 * 5 + 4 * 5) * 2),
+        # input, weight, bias, running mean and variance read (each as bf16), an output the input's size
+        ("aten::native_batch_norm", BF, "bf16", (2 * 6 * 4 * 4 + 4 * 6) * 2 + 2 * 6 * 4 * 4 * 2),
+        ("aten::add", None, None, None),
+        ("aten::relu", BF, "bf16", 2 * 9 * 2),
+        ("aten::mul", None, None, None)]
 
 
 def test_nvtx_convolution_flops_from_the_data_flow(con):
