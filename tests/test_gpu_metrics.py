@@ -198,8 +198,28 @@ def test_measured_roofline_of_elementwise_kernels_and_a_gemm(roofline):
     # achieved FLOP/s as the events timed it, within 10 %
     event_tflops = flops / sum(p["event_ms"] for p in truth["phases"] if p["phase"] == "gemm_bf16") / 1e9
     assert abs(tflops - event_tflops) <= 0.10 * event_tflops
-    # no precision in NVTX ranges, but ~800 FLOP/byte is above the H200's highest ridge (fp8, ~412)
+    # ~800 FLOP/byte: above the H200's bf16 ridge (~206) and even its highest (fp8, ~412)
     assert intensity > 412 and bound == "compute"
+
+
+def test_modelled_bytes_of_the_roofline_phases(roofline):
+    """The NVTX ranges carry no dtypes: op_models reads them from the kernels (nvjet_sm90_tst: bf16;
+    CUDAFunctor_add<c10::BFloat16>; MulFunctor<float>); the cast's kernel has two and says none."""
+    truth = json.loads((RECORDED / f"{ROOFLINE}_truth.json").read_text())
+    want = {ph: sum(p["bytes"] for p in truth["phases"] if p["phase"] == ph)
+            for ph in ("add_bf16", "mul_fp32", "gemm_bf16")}
+    got = {name: (dtype, nbytes) for name, dtype, nbytes in roofline.execute(
+        "SELECT name, list_distinct(list(dtype)), sum(bytes) FROM op_models GROUP BY name").fetchall()}
+    assert got["aten::mm"] == (["c10::BFloat16"], want["gemm_bf16"])  # A, B and C once: the truth's bound
+    # out=c: the model reads every tensor input once (the out tensor too) and writes an output the size
+    # of the largest: a third more than the stream moves
+    assert got["aten::add"] == (["c10::BFloat16"], want["add_bf16"] * 4 // 3)
+    assert got["aten::mul"] == (["float"], want["mul_fp32"] * 4 // 3)
+    # the GEMM's kernel row: modelled bytes beside the measured DRAM traffic (tiles read again)
+    (measured, modelled, ratio), = roofline.execute(
+        "SELECT measured_bytes, modelled_bytes, measured_to_modelled FROM kernel_measured_roofline "
+        "WHERE name LIKE 'nvjet%'").fetchall()
+    assert modelled == want["gemm_bf16"] and measured > modelled and ratio > 1
 
 
 def test_page_shows_the_measured_roofline(roofline):

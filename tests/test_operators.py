@@ -127,6 +127,35 @@ def test_nsight_conv_flops_from_the_data_flow_equal_flop_counter_mode(recorded_c
     assert _flops_by_region(recorded_con, NSYS_RESNET) == regions
 
 
+def test_nsys_calls_get_the_dtypes_pytorch_recorded(recorded_con):
+    """NVTX ranges carry no dtypes; op_models reads them from the kernels' names. Truth: the dtypes the
+    PyTorch profiler recorded for the same program (RESNET), call by call (name and shapes)."""
+    def calls(name: str, step_like: str):
+        return recorded_con.execute("""
+            SELECT e.step, e.name, e.shapes, e.dtype, e.bytes, e.device_ns
+            FROM op_efficiency e JOIN traces t USING (trace_id)
+            WHERE t.file_name LIKE ? || '%' AND e.step LIKE ?""", [name, step_like]).fetchall()
+
+    torch = calls(RESNET, "ProfilerStep#%")
+    nsys = calls(NSYS_RESNET, "%step _")
+    recorded = {(n, s): d for _, n, s, d, _, _ in torch}
+    named = [(n, s, d) for _, n, s, d, _, _ in nsys if d is not None]
+    assert named and all(recorded[(n, s)] == d for n, s, d in named)
+    # every call but the 0-dim num_batches_tracked += 1 (its [] is not told apart from a scalar's)
+    assert {n for _, n, s, d, _, _ in nsys if d is None} == {"aten::add_"}
+    assert sum(ns for *_, d, _, ns in nsys if d is not None) >= 0.98 * sum(r[5] for r in nsys)
+    # the bytes per step as the recorded dtypes give them, but for batch norm's fp32 weight, bias and
+    # running statistics, counted at the input's bf16 (~0.2 MB of 13 GB)
+    per_step = {}
+    for step, *_, nbytes, _ in nsys + torch:
+        per_step.setdefault(step, 0)
+        per_step[step] += nbytes or 0
+    want = per_step["ProfilerStep#1"]
+    assert per_step["ProfilerStep#2"] == want
+    for step in (":step 0", ":step 1", ":step 2"):
+        assert abs(per_step[step] - want) <= 1e-4 * want, step
+
+
 def test_tf32_roof_and_fp32_roof(recorded_con):
     rows = dict(recorded_con.execute("""
         SELECT a.name, list(DISTINCT e.precision)

@@ -28,6 +28,7 @@
 --      'batch_norm_collect_statistics_channels_last_kernel<Var, c10::BFloat16, float, 4>' -> c10::BFloat16,
 --      '...[lambda(float) (instance 1)]...' -> float; __nv_bfloat16 / bfloat16_t and __half / half_t
 --      (cuDNN, CUTLASS) too.
+-- kernel_is_cast(name): whether the kernel converts between two dtypes (step 1).
 CREATE OR REPLACE MACRO kernel_is_cast(name) AS
 contains(name, 'WithCast') OR (regexp_matches(name, '[a-z0-9]_copy_kernel_cuda') AND NOT contains(name, 'direct_copy_kernel_cuda'));
 
@@ -95,6 +96,7 @@ CASE
     WHEN list_contains(tokens, 'double') THEN 'double'
 END;
 
+-- kernel_dtype(name): steps 1-3.
 CREATE OR REPLACE MACRO kernel_dtype(name) AS
 CASE
     WHEN name IS NULL OR kernel_is_cast(name) THEN NULL
