@@ -26,9 +26,11 @@ demo: setup
 	@echo "Query it:  $(BIN)/tracelake sql --lake $(DEMO_OUT)/lake \"SELECT * FROM traces\""
 	@echo "      or:  $(BIN)/duckdb $(abspath $(DEMO_OUT)/lake)/tracelake.duckdb"
 
-# Repo tier always; corpus tier when ../shared (or $$TRACELAKE_CORPUS) exists.
+# Repo tier always; corpus tier when ../shared (or $$TRACELAKE_CORPUS) exists. TEST_WORKERS
+# processes (pytest-xdist), each test file in one of them, so that a file's lakes are built once.
+TEST_WORKERS ?= 2
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 bench: setup
 	$(BIN)/python -m bench
