@@ -7,11 +7,11 @@
 -- launches found as op_efficiency finds them), and for copies and memsets their own size
 -- (device-to-device: read and written, so twice; to or from the host or a peer: once on
 -- this GPU's DRAM; memsets: written once). Modelled bytes are given only when every execution
--- has them: Nsight's NVTX ranges record no dtypes, so op_models has FLOPs but no bytes for
--- them, and today only copies and memsets carry modelled bytes in an export with metrics.
--- Both intensities use the modelled FLOPs; the roofs are device_peaks' for the calls'
--- precision; NVTX ranges record no precision, so there a bound is given only where every
--- floating-point roof of the GPU says the same (bound_of). An operation with no FLOPs
+-- has them: Nsight's NVTX ranges record no dtypes, so op_models takes an NVTX call's dtype from
+-- the names of the kernels it launched (kernel_dtype) and has none (FLOPs only) where they do
+-- not name one (casts, cuDNN attention). Both intensities use the modelled FLOPs; the roofs are
+-- device_peaks' for the calls' precision; without a precision a bound is given only where
+-- every floating-point roof of the GPU says the same (bound_of). An operation with no FLOPs
 -- (copies, memsets, the bytes-only families of op_models) is memory-bound on both. An
 -- operation much shorter than the sampling period shares its samples with its neighbours:
 -- compare measured and modelled bytes for operations of several periods. The counters are the whole GPU's:
