@@ -12,7 +12,7 @@ from tracelake.jobs.process_settings import prefer_jemalloc
 from .common import REPO, machine
 
 CASES = ["pytorch_ingest", "nsys_ingest", "callctx", "critical_path", "views", "run", "memory_views", "operators",
-         "cli", "scale", "report_pages", "section_shares", "big_input"]
+         "cli", "scale", "report_pages", "section_shares", "big_input", "big_run"]
 RESULTS = REPO / "bench" / "results"
 
 
@@ -33,6 +33,7 @@ def main(argv: list[str]) -> int:
     prefer_jemalloc()  # as the CLI does at start-up, before the cases import pyarrow
     from . import (
         big_input,
+        big_run,
         callctx,
         cli,
         critical_path,
@@ -50,7 +51,8 @@ def main(argv: list[str]) -> int:
     runners = {"pytorch_ingest": kineto_ingest.run, "nsys_ingest": nsys_ingest.run, "callctx": callctx.run,
                "critical_path": critical_path.run, "views": views.run, "run": run.run,
                "memory_views": memory_views.run, "operators": operators.run, "cli": cli.run, "scale": scale.run,
-               "report_pages": report_pages.run, "section_shares": section_shares.run, "big_input": big_input.run}
+               "report_pages": report_pages.run, "section_shares": section_shares.run, "big_input": big_input.run,
+               "big_run": big_run.run}
     RESULTS.mkdir(exist_ok=True)
     for name in argv or CASES:
         print(f"running {name} ...", flush=True)
