@@ -86,3 +86,13 @@ def test_the_svg_draws_a_rectangle_per_row_where_the_row_says(figures):
         assert seen == {color: len(rects) for color, rects in marks.items()}, trace_id  # no other marks
         labels = [t.text for t in svg.iter(f"{ns}text") if re.fullmatch(r"[KG]\d+", t.text or "")]
         assert sorted(labels) == sorted(fig.rows["label"].drop_nulls().to_list()), trace_id
+
+
+def test_a_large_run_draws_seven_other_ranks_the_extremes_and_the_nearest():
+    """A page of rank 10 in a run of 64: lanes for the ranks whose step took longest (40) and
+    shortest (3), then the nearest ranks (lower first at equal distance), 7 in all; a run of 8 draws every other rank."""
+    others = [{"rank": r, "start_ns": 0, "end_ns": 1000 + (500 if r == 40 else -500 if r == 3 else r)}
+              for r in range(64) if r != 10]
+    assert [r["rank"] for r in timeline.shown_ranks(others, 10)] == [3, 7, 8, 9, 11, 12, 40]
+    assert timeline.shown_ranks(others[:7], 10) == others[:7]
+    assert len(timeline.shown_ranks(others, None)) == 7  # no rank: nearest to 0

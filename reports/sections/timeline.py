@@ -21,6 +21,7 @@ VIEWS = ("steps", "step_phases", "largest_gpu_gaps", "rank_runs")  # and timelin
 WIDTH = 700  # the plot's width in pixels: px_ns = the step's length / WIDTH
 MERGE_PX = 2  # marks of a lane less than this many pixels apart are merged into a span
 LABELLED = 3  # the longest operations and the largest gaps labelled on the chart
+OTHER_RANKS = 7  # other ranks' lanes at most: a page's size and time do not grow with the run's ranks
 
 
 def median_step(page: Page) -> dict | None:
@@ -63,6 +64,23 @@ def other_ranks(page: Page, step: dict) -> list[dict]:
                     {"step": step["step"], "pid": step["pid"]}).to_dicts()
 
 
+def shown_ranks(others: list[dict], rank: int | None, most: int = OTHER_RANKS) -> list[dict]:
+    """The other ranks drawn, in rank order: all of them up to `most`; beyond, the ones whose step
+    took longest and shortest, then the nearest ranks to the page's (lower first), `most` in all.
+    Each page of a run of N ranks would otherwise draw N - 1 lanes: N^2 lanes over the run's pages."""
+    if len(others) <= most:
+        return others
+    by_wall = sorted(others, key=lambda r: (r["end_ns"] - r["start_ns"], r["rank"]))
+    chosen = [by_wall[-1]["rank"], by_wall[0]["rank"]]
+    me = rank if rank is not None else 0
+    for r in sorted(others, key=lambda r: (abs(r["rank"] - me), r["rank"])):
+        if len(chosen) >= most:
+            break
+        if r["rank"] not in chosen:
+            chosen.append(r["rank"])
+    return [r for r in others if r["rank"] in chosen]
+
+
 def _rows(page: Page, trace_id: str, pid: int, t0: int, t1: int, px_ns: int) -> pl.DataFrame:
     return page.sql("""
         SELECT lane, layer, category, (start_ns - $t0) / 1e6 AS start_ms, (end_ns - $t0) / 1e6 AS end_ms,
@@ -100,7 +118,8 @@ def figure(page: Page, step: dict | None = None) -> Figure | None:
     step = step or median_step(page)
     if step is None:
         return None
-    others = other_ranks(page, step)
+    every = other_ranks(page, step)
+    others = shown_ranks(every, step.get("rank"))
     frame = rows(page, step, others)
     if frame.is_empty():
         return None
@@ -113,7 +132,10 @@ def figure(page: Page, step: dict | None = None) -> Figure | None:
             f"into one span ({merged['ops'].sum() or 0:,} operations in {merged.height:,} spans), shaded by how "
             f"busy it is (lighter: mostly empty); the labelled ones stay whole. GPU gaps are drawn from 10 µs and "
             f"one pixel. Black along the top of a lane: the critical path."
-            + (f" The {len(others)} other ranks' GPUs: their {step['step']}, each from its own start." if others else ""))
+            + (f" The {len(others)} other ranks' GPUs: their {step['step']}, each from its own start." if others
+               and len(others) == len(every) else "")
+            + (f" {len(others)} of the {len(every)} other ranks' GPUs: the two whose {step['step']} took longest and "
+               f"shortest, then the ranks nearest this one; each from its own start." if len(others) < len(every) else ""))
     return Figure("timeline", f"Timeline of {step['step']}", TimelineChart(
         frame, lane_order(frame["lane"].to_list()), WIDTH, window_ms), frame, COLUMNS, note=note)
 
