@@ -150,7 +150,7 @@ def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fm
     several files). JSON: {report: [rows, each with trace_id and file]}."""
     import polars as pl
 
-    from .output import table_width
+    from .output import flat, table_width
     from .table_format import format_table
     from .time_units import in_unit
 
@@ -181,7 +181,7 @@ def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fm
                 frame = frame.insert_column(0, pl.lit(o.trace_id).alias("trace_id"))
             frames.append(frame)
         if fmt == "csv":
-            out.write(pl.concat(frames, how="diagonal_relaxed").write_csv())
+            out.write(flat(pl.concat(frames, how="diagonal_relaxed")).write_csv())
         elif fmt == "json":
             as_json[name] = pl.concat(frames, how="diagonal_relaxed").to_dicts()
     if fmt == "json":

@@ -7,6 +7,7 @@ cursor or forge lines. CSV and JSON written to a file or a pipe keep the values 
 
 from __future__ import annotations
 
+import json
 import shutil
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,15 @@ def _escaped(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(changes) if changes else frame
 
 
+def flat(frame: pl.DataFrame) -> pl.DataFrame:
+    """List and struct columns as their JSON text: CSV holds no nested values (run_overview.trace_ids)."""
+    import polars as pl
+
+    nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
+    return frame.with_columns(pl.Series(name, [None if v is None else json.dumps(v, default=str)
+                                               for v in frame[name].to_list()], pl.String) for name in nested)
+
+
 def is_terminal(out) -> bool:
     return hasattr(out, "isatty") and out.isatty()
 
@@ -55,6 +65,6 @@ def write_result(result, fmt: str, out, percent: bool = False) -> None:
     if is_terminal(out):
         frame = _escaped(frame)
     if fmt == "csv":
-        out.write(frame.write_csv())
+        out.write(flat(frame).write_csv())
     else:
         out.write(frame.write_json() + "\n")

@@ -158,3 +158,16 @@ def test_a_reader_that_stops_early_gets_no_error_line():
     assert proc.stdout.readline() == b"\n"  # the first table's blank line: the next ones are not written yet
     proc.stdout.close()
     assert proc.stderr.read() == b"" and proc.wait() == 141
+
+
+def test_csv_writes_list_and_struct_values_as_json(sample_lake, capsys):
+    """CSV holds no nested values: a list column (trace_summary.gpu_names, run_overview.trace_ids)
+    is written as its JSON text, by `sql` and by `stats`, rather than failing."""
+    assert main(["sql", "--lake", str(sample_lake), "--format", "csv",
+                 "SELECT run_id, trace_ids, {'n': 1, 'ids': trace_ids} AS s FROM run_overview ORDER BY run_id"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) >= 3 and all(json.loads(r["trace_ids"]) and json.loads(r["s"])["n"] == 1 for r in rows)
+    assert any(r["run_id"] in json.loads(r["trace_ids"]) for r in rows)
+    assert main(["stats", str(MNIST), "--report", "trace_summary", "--format", "csv"]) == 0
+    (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
+    assert json.loads(row["gpu_names"]) == ["NVIDIA H100 80GB HBM3"]
