@@ -175,13 +175,17 @@ def ingest_paths(paths: list[str], lake: str | Path,
     return outcomes
 
 
-def unchanged(path: str, sha256: str) -> bool:
-    """The file is still a regular file with this content (anything else is ingested again,
-    which reports what became of it)."""
+def held_unchanged(path: str, known: dict[str, tuple[str, str]], outdated: dict[str, list[str]]) -> str | None:
+    """The trace id under which the lake holds this file unchanged: the same path (known: its
+    lake_index) and content, written in this version's format (outdated: format_version.outdated);
+    None otherwise: the file is ingested again, which reports what became of it."""
+    previous = known.get(path_text(os.path.abspath(path)))
+    if previous is None or previous[1] in outdated:
+        return None
     try:
-        return is_regular(path) and file_sha256(path) == sha256
+        return previous[1] if is_regular(path) and file_sha256(path) == previous[0] else None
     except TraceError:
-        return False
+        return None
 
 
 def ingest_changed(paths: list[str], lake: str | Path,
@@ -195,11 +199,8 @@ def ingest_changed(paths: list[str], lake: str | Path,
     known = lake_index(lake) if is_lake(lake) else {}
     outdated = format_version.outdated(lake) if known else {}
     found = discover(paths)
-    kept: dict[str, FileOutcome] = {}
-    for path in found:
-        previous = known.get(path_text(os.path.abspath(path)))
-        if previous and previous[1] not in outdated and unchanged(path, previous[0]):
-            kept[path] = FileOutcome(path_text(path), "ok", previous[1])
+    kept = {path: FileOutcome(path_text(path), "ok", trace_id) for path in found
+            if (trace_id := held_unchanged(path, known, outdated))}
     todo = [p for p in found if p not in kept]
     ingested = iter(ingest_paths(todo, lake, on_outcome, limits) if todo else [])
     return [kept[p] if p in kept else next(ingested) for p in found]

@@ -203,6 +203,13 @@ def _error_line(e: BaseException) -> str:
     return " ".join(f"{type(e).__name__}: {e}".split())
 
 
+def views_frozen(con, pages: int = 1):
+    """A block in which the views the pages' sections share are evaluated once (reports.data.frozen),
+    and, for several pages, the views each page reads: on a scoped database of the pages' run,
+    before rendering them. Without it every section evaluates the views under it again."""
+    return frozen(con, report_views.shared_views() + (report_views.page_views() if pages > 1 else []))
+
+
 _DATABASES = threading.local()  # per worker thread (Dask runs tasks in threads): lake -> its scoped database
 
 
@@ -218,7 +225,7 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
         if lake not in cache:
             cache[lake] = ScopedDatabase(lake)
         con = cache[lake].load(scope)
-        with frozen(con, report_views.shared_views() + (report_views.page_views() if len(pages) > 1 else [])):
+        with views_frozen(con, len(pages)):
             for trace_id, path in pages:
                 try:
                     exported = page_export_path(Path(path))

@@ -25,7 +25,7 @@ from ..lake.database import update_database
 from ..lake.layout import delete_trace, lake_index, loose_trace_ids, prepare_for_writing
 from ..lake.lock import writes_lake
 from . import derive_job
-from .ingest_job import FileOutcome, ingest_one, skip_if_no_trace, unchanged
+from .ingest_job import FileOutcome, held_unchanged, ingest_one, skip_if_no_trace
 from .worker_pool import process_pool
 
 
@@ -85,9 +85,8 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     summary = RunSummary(str(lake.resolve()))
     todo = []
     for path in files:
-        previous = known.get(path_text(path))
-        if previous and previous[1] not in outdated and unchanged(path, previous[0]):
-            summary.files.append(asdict(FileOutcome(path_text(path), "unchanged", previous[1])))
+        if trace_id := held_unchanged(path, known, outdated):
+            summary.files.append(asdict(FileOutcome(path_text(path), "unchanged", trace_id)))
         else:
             todo.append(path)
     gone_from = set()  # folders that lost a trace: their runs' other ranks are derived again

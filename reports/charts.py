@@ -183,3 +183,16 @@ def diff_causes(frame: pl.DataFrame) -> alt.Chart:
         color=alt.Color("effect:N", title=None, scale=_scale({"slower": CAUSE_COLORS["host_wait"],
                                                               "faster": CAUSE_COLORS["in_graph"]})),
     ).properties(width=360, height=alt.Step(18))
+
+
+DIFF_SIDE_COLORS = {"base": "#9aa5b1", "new": "#2f6db5"}
+
+
+def diff_sides(frame: pl.DataFrame) -> alt.Chart:
+    """frame: order, cause (its label), side, ms_per_step: a pair of bars per cause, base and new."""
+    return alt.Chart(frame).mark_bar().encode(
+        y=alt.Y("cause:N", sort=alt.SortField("order"), title=None, axis=_FULL_LABELS),
+        yOffset=alt.YOffset("side:N", sort=list(DIFF_SIDE_COLORS)),
+        x=alt.X("ms_per_step:Q", title="time per steady step (ms)"),
+        color=alt.Color("side:N", title=None, scale=_scale(DIFF_SIDE_COLORS)),
+    ).properties(width=360, height=alt.Step(10))

@@ -41,14 +41,16 @@ def trace_report(con, trace_id: str, links: dict[str, str] | None = None, *, ver
     return trace_page(con, trace_id, links, version=version, whatif=whatif, export=export).html
 
 
-def built_sections(page: Page) -> list[dict]:
-    """The sections the trace has data for, in page order: name, title, template, data."""
+def built_sections(page, sections=SECTIONS, folder: str = "sections") -> list[dict]:
+    """The sections the page has data for, in page order: name, title, template (the section's
+    TEMPLATE, else <folder>/<NAME>.html.j2), data. A trace page's by default; the diff page's are
+    diff_sections.DIFF_SECTIONS."""
     out = []
-    for section in SECTIONS:
+    for section in sections:
         built = section.build(page)
         if built is not None:
-            out.append({"name": section.NAME, "title": section.TITLE, "template": f"sections/{section.NAME}.html.j2",
-                        "data": built})
+            template = getattr(section, "TEMPLATE", f"{folder}/{section.NAME}.html.j2")
+            out.append({"name": section.NAME, "title": section.TITLE, "template": template, "data": built})
     return out
 
 
@@ -100,21 +102,11 @@ def index_report(con, links: dict[str, str], failures: list[dict], rows: list[di
         history=history, change_pct=data.CHANGE_PCT)
 
 
-def diff_sections(page: DiffPage) -> list[dict]:
-    """The diff page's sections the diff has data for, in page order (as built_sections)."""
-    out = []
-    for section in DIFF_SECTIONS:
-        built = section.build(page)
-        if built is not None:
-            template = getattr(section, "TEMPLATE", f"diff_sections/{section.NAME}.html.j2")
-            out.append({"name": section.NAME, "title": section.TITLE, "template": template, "data": built})
-    return out
-
-
 def diff_report(result: dict, *, version: str, title: str | None = None) -> str:
     """A diff page (`tracelake diff --format html`, the index's run-to-run diffs): `result` is
     jobs/diff.py's object (with 'summary', the sides' steady_summary rows, when asked for); its
     sections are reports/diff_sections, in the trace page's style."""
     title = title or f"tracelake diff: {result['base']} vs {result['new']}"
     return _ENV.get_template("diff.html.j2").render(title=title, version=version, r=result,
-                                                    sections=diff_sections(DiffPage(result)))
+                                                    sections=built_sections(DiffPage(result), DIFF_SECTIONS,
+                                                                             "diff_sections"))

@@ -82,16 +82,14 @@ def rendered_page(con, trace_id: str, links: dict[str, str] | None = None, **kwa
     database of the trace's run alone, the views its sections share evaluated once (frozen).
     Rendered on a lake's whole database instead, every section evaluates the views under it again
     (100 s for the GPU-metrics export's page against 3 s)."""
-    from tracelake.jobs.report_job import lake_path, trace_scopes
-    from tracelake.jobs.report_views import shared_views
+    from tracelake.jobs.report_job import lake_path, trace_scopes, views_frozen
     from tracelake.lake.scoped import connect_scoped
-    from tracelake.reports.data import frozen
     from tracelake.reports.render import trace_page
 
-    (scope,) = [s for s in trace_scopes(con, [trace_id]) if trace_id in s]
+    (scope,) = trace_scopes(con, [trace_id])
     scoped = connect_scoped(lake_path(con), list(scope))
     try:
-        with frozen(scoped, shared_views()):
+        with views_frozen(scoped):
             return trace_page(scoped, trace_id, links, version="test", **kwargs)
     finally:
         scoped.close()

@@ -204,8 +204,7 @@ def test_report_in_headless_chromium(sample_reports, tmp_path):
 def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
     """The 2-rank DDP recordings: the PyTorch run (one file per rank) and the Nsight export (two
     processes in one file). Each rank's page lists both ranks, the other rank's page linked."""
-    from tracelake.jobs.report_job import lake_path, trace_scopes
-    from tracelake.jobs.report_views import shared_views
+    from tracelake.jobs.report_job import lake_path, trace_scopes, views_frozen
     from tracelake.lake.scoped import connect_scoped
     from tracelake.reports import data
     from tracelake.reports.render import trace_report
@@ -225,7 +224,7 @@ def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
             # one rank arrives last at most collectives: the straggler the findings name too
             assert max(r["arrived_last"] for r in rows) > min(r["arrived_last"] for r in rows)
             if len(scope) == 2:
-                with data.frozen(scoped, shared_views()):  # as the report job renders a page
+                with views_frozen(scoped):  # as the report job renders a page
                     html = trace_report(scoped, scope[0], {t: f"{t}.html" for t in scope}, version="test")
                 assert "<h2>Ranks of this run</h2>" in html and f'href="{scope[1]}.html"' in html
         finally:

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import altair as alt
 import polars as pl
 
+from ..charts import DIFF_SIDE_COLORS, diff_sides
 from ..diff_page import DiffPage
 from ..figure import Column, Figure
 from ..theme import short
 
 CHART_CAUSES = 12
-SIDE_COLORS = {"base": "#9aa5b1", "new": "#2f6db5"}
 
 
 @dataclass(frozen=True)
@@ -36,24 +35,13 @@ class KindSection:
                 "charted": min(len(causes), CHART_CAUSES), "note": self.NOTE}
 
 
-def chart(frame: pl.DataFrame) -> alt.Chart:
-    """frame: order, cause (its label), side, ms_per_step: a pair of bars per cause, base and new."""
-    return alt.Chart(frame).mark_bar().encode(
-        y=alt.Y("cause:N", sort=alt.SortField("order"), title=None, axis=alt.Axis(labelLimit=0)),
-        yOffset=alt.YOffset("side:N", sort=list(SIDE_COLORS)),
-        x=alt.X("ms_per_step:Q", title="time per steady step (ms)"),
-        color=alt.Color("side:N", title=None, scale=alt.Scale(domain=list(SIDE_COLORS),
-                                                               range=list(SIDE_COLORS.values()))),
-    ).properties(width=360, height=alt.Step(10))
-
-
 def figure(name: str, title: str, causes: list[dict]) -> Figure:
     rows = [{"order": c["order"], "cause": f"{c['order']}. {short(c['name'], 48)}", "kind": c["kind"],
              "name": c["name"], "side": side, "ms_per_step": c["evidence"][f"{side}_ns_per_step"] / 1e6}
-            for c in causes for side in SIDE_COLORS]
+            for c in causes for side in DIFF_SIDE_COLORS]
     frame = pl.DataFrame(rows, schema={"order": pl.Int64, "cause": pl.String, "kind": pl.String, "name": pl.String,
                                        "side": pl.String, "ms_per_step": pl.Float64})
-    return Figure(f"diff_{name}", f"{title}: time per steady step, base and new", chart(frame), frame,
+    return Figure(f"diff_{name}", f"{title}: time per steady step, base and new", diff_sides(frame), frame,
                   [Column("order", "#", "count"), Column("kind", "kind"), Column("name", "name"),
                    Column("side", "side"), Column("ms_per_step", "per step", "ms")])
 
