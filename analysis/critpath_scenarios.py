@@ -224,10 +224,16 @@ def _host_events(nodes: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     inside = host.join(window, on=thread).filter(pl.col("top_id").is_between(pl.col("first"), pl.col("last")))
     # a host wait cannot be captured: the blocking call and the spans around it stay (the graph
     # is split there), their other children do not
-    blockers = inside.filter("blocks").select(*thread, "top_id", pl.col("start_ns").alias("b_start"),
-                                              pl.col("end_ns").alias("b_end"))
-    kept = (inside.join(blockers, on=[*thread, "top_id"])
-            .filter((pl.col("start_ns") <= pl.col("b_start")) & (pl.col("end_ns") >= pl.col("b_end")))
-            .select("event_id").unique())
-    inside = inside.join(kept, on="event_id", how="anti").filter(~pl.col("replay"))
+    # An event encloses a blocking call of its span when, of the calls that start at or after it,
+    # the one that ends first ends within it: the running minimum of the ends from the last call
+    # back, read at the first call that starts at or after the event (not every pair: a span of
+    # 100k events and thousands of waits took 7 s that way).
+    span = [*thread, "top_id"]
+    blockers = (inside.filter("blocks").sort(*span, "start_ns")
+                .select(*span, pl.col("start_ns").alias("b_start"),
+                        pl.col("end_ns").reverse().cum_min().reverse().over(span).alias("first_end")))
+    enclosing = (inside.sort("start_ns").join_asof(blockers.sort("b_start"), left_on="start_ns", right_on="b_start",
+                                                   by=span, strategy="forward", check_sortedness=False)
+                 .filter(pl.col("first_end") <= pl.col("end_ns")).select("event_id"))
+    inside = inside.join(enclosing, on="event_id", how="anti").filter(~pl.col("replay"))
     return (host.filter(pl.col("issues"))["event_id"].to_numpy(), inside["event_id"].to_numpy())

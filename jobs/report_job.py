@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..analysis import critpath_whatif
 from ..lake.database import connect
-from ..lake.scoped import ScopedDatabase
+from ..lake.scoped import ScopedDatabase, derived_served
 from ..lake.version import __version__
 from ..reports.data import INDEX_COLUMNS, frozen, index_rows
 from ..reports.render import index_report, trace_page
@@ -203,11 +204,17 @@ def _error_line(e: BaseException) -> str:
     return " ".join(f"{type(e).__name__}: {e}".split())
 
 
-def views_frozen(con, pages: int = 1):
+@contextmanager
+def views_frozen(con, lake: str | Path, scope: list[str], pages: int = 1) -> Iterator[None]:
     """A block in which the views the pages' sections share are evaluated once (reports.data.frozen),
-    and, for several pages, the views each page reads: on a scoped database of the pages' run,
-    before rendering them. Without it every section evaluates the views under it again."""
-    return frozen(con, report_views.shared_views() + (report_views.page_views() if pages > 1 else []))
+    and, for several pages, the views each page reads: on a scoped database of the pages' run
+    (`scope`, from `lake`), before rendering them. Without it every section evaluates the views under
+    it again. The materialized views are read from the lake's derived partitions where it holds
+    them for the whole scope (scoped.derived_served), not evaluated again."""
+    with derived_served(con, lake, scope) as served:
+        views = report_views.shared_views() + (report_views.page_views() if pages > 1 else [])
+        with frozen(con, [v for v in views if v not in served]):
+            yield
 
 
 _DATABASES = threading.local()  # per worker thread (Dask runs tasks in threads): lake -> its scoped database
@@ -225,7 +232,7 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
         if lake not in cache:
             cache[lake] = ScopedDatabase(lake)
         con = cache[lake].load(scope)
-        with views_frozen(con, len(pages)):
+        with views_frozen(con, lake, scope, len(pages)):
             for trace_id, path in pages:
                 try:
                     exported = page_export_path(Path(path))

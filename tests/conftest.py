@@ -89,7 +89,7 @@ def rendered_page(con, trace_id: str, links: dict[str, str] | None = None, **kwa
     (scope,) = trace_scopes(con, [trace_id])
     scoped = connect_scoped(lake_path(con), list(scope))
     try:
-        with views_frozen(scoped):
+        with views_frozen(scoped, lake_path(con), list(scope)):
             return trace_page(scoped, trace_id, links, version="test", **kwargs)
     finally:
         scoped.close()

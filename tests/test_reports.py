@@ -224,7 +224,7 @@ def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
             # one rank arrives last at most collectives: the straggler the findings name too
             assert max(r["arrived_last"] for r in rows) > min(r["arrived_last"] for r in rows)
             if len(scope) == 2:
-                with views_frozen(scoped):  # as the report job renders a page
+                with views_frozen(scoped, lake_path(corpus_con), list(scope)):  # as the report job renders a page
                     html = trace_report(scoped, scope[0], {t: f"{t}.html" for t in scope}, version="test")
                 assert "<h2>Ranks of this run</h2>" in html and f'href="{scope[1]}.html"' in html
         finally:
