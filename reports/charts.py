@@ -9,6 +9,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 import vl_convert as vlc
+from altair.utils.schemapi import debug_mode
 
 from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, CRITICAL_PATH_COLORS, gbps, short
 
@@ -24,7 +25,8 @@ def to_svg(chart: alt.Chart) -> str:
     # Legends show their labels whole (class names like kernel_to_kernel were cut at Vega's 160 px).
     # The padding leaves room for text that a reader's font draws wider than the font vl-convert
     # measured it with (Chromium on Debian drew axis and legend labels past the image's edges).
-    spec = chart.configure_legend(labelLimit=0).to_dict(validate=False)
+    with debug_mode(False):  # no schema check of each object as it is made (render.built_sections)
+        spec = chart.configure_legend(labelLimit=0).to_dict(validate=False)
     spec["padding"] = {"left": 28, "right": 48, "top": 5, "bottom": 5}
     return vlc.vegalite_to_svg(spec)
 
