@@ -231,7 +231,8 @@ def _host_events(nodes: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     span = [*thread, "top_id"]
     blockers = (inside.filter("blocks").sort(*span, "start_ns")
                 .select(*span, pl.col("start_ns").alias("b_start"),
-                        pl.col("end_ns").reverse().cum_min().reverse().over(span).alias("first_end")))
+                        pl.col("end_ns").reverse().cum_min().reverse().over(span).alias("first_end"))
+                .group_by(*span, "b_start").agg(pl.col("first_end").min()))  # calls that start together
     enclosing = (inside.sort("start_ns").join_asof(blockers.sort("b_start"), left_on="start_ns", right_on="b_start",
                                                    by=span, strategy="forward", check_sortedness=False)
                  .filter(pl.col("first_end") <= pl.col("end_ns")).select("event_id"))

@@ -67,9 +67,12 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
         extra = stream_order_edges(events)
         chains = None if all_chains is None else all_chains.filter(pl.col("trace_id") == trace_id)
         facts = edge_facts(edges, events, extra, chains)
-        step_of = events.select((2 * pl.col("event_id") + 1).alias("src_node"), "step_id")
+        step_of = events.select((2 * pl.col("event_id") + 1).alias("src_node"), "step_id").unique("src_node")
+        # the graph's edges in the order of facts' weights: the trace's edges, then `extra` (a join
+        # that may reorder rows would pair the stream-order edges with other edges' weights)
         graph = _Graph(pl.concat([edges.select("step_id", "src_node", "dst_node"),
-                                  extra.join(step_of, on="src_node").select("step_id", "src_node", "dst_node")]),
+                                  extra.join(step_of, on="src_node", how="left", maintain_order="left")
+                                  .select("step_id", "src_node", "dst_node")]),
                        nodes.select("node_id", "ts_ns"))
         base = graph.paths(facts.weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
         for scenario in scenarios:
