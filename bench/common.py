@@ -15,6 +15,7 @@ SHARED = Path(os.environ.get("TRACELAKE_CORPUS", REPO.parent / "shared"))
 if not SHARED.is_absolute():
     SHARED = (REPO / SHARED).resolve()
 HTA_PYTHON = Path(os.environ.get("HTA_PYTHON", REPO.parent / "hta-venv" / "bin" / "python"))
+TRACELENS_PYTHON = Path(os.environ.get("TRACELENS_PYTHON", REPO.parent / "tracelens-venv" / "bin" / "python"))
 
 
 def compile_package() -> None:
