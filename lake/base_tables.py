@@ -25,18 +25,28 @@ def _empty(spec, types: dict) -> str:
     return f"SELECT {typed} WHERE false"
 
 
-def load(con, lake: Path, trace_ids: list[str], temp: bool = False, only: set[str] | None = None) -> None:
+def load(con, lake: Path, trace_ids: list[str], temp: bool = False, only: set[str] | None = None,
+         lazy: set[str] = frozenset()) -> None:
     """(Re)create every base table on `con` as an in-memory TABLE (a TEMP one with `temp`, which
     shadows the placeholder of a catalog template) of the rows of `trace_ids`, from their
-    partitions or segments ([] gives empty typed tables; so do tables not in `only`)."""
+    partitions or segments ([] gives empty typed tables; so do tables not in `only`). The tables
+    in `lazy` become views over those files instead: read when a query reads them, not now (the
+    report pages read few tables besides the derived views: jobs/report_views.read_tables)."""
     from .schema import TABLES
 
     types = duck_types()
-    create = "CREATE OR REPLACE TEMP TABLE" if temp else "CREATE OR REPLACE TABLE"
+    schema = "temp." if temp else ""
+    existing = dict(con.execute(
+        "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE temporary = $t UNION ALL "
+        "SELECT view_name, 'VIEW' FROM duckdb_views() WHERE temporary = $t AND NOT internal", {"t": temp}).fetchall())
     for table, spec in TABLES.items():
         cols = ", ".join(c.name for c in spec.columns)
         wanted = trace_ids and (only is None or table in only)
         source = scan.scoped_source(lake, table, trace_ids) if wanted else None
+        kind = "VIEW" if source and table in lazy else "TABLE"
+        if existing.get(table, kind) != kind:  # a view cannot be replaced by a table, nor the reverse
+            con.execute(f"DROP {existing[table]} {schema}{table}")
+        create = f"CREATE OR REPLACE {'TEMP ' if temp else ''}{kind}"
         if source:
             try:
                 con.execute(f"{create} {table} AS SELECT {cols} FROM {source};")

@@ -42,10 +42,11 @@ class ScopedDatabase:
         if not self._temp:
             catalog.install(self.con, set(TABLES))
 
-    def load(self, trace_ids: list[str], only: set[str] | None = None) -> duckdb.DuckDBPyConnection:
-        """Replace the tables by those of `trace_ids` (in memory; those not in `only` empty);
-        returns the connection."""
-        base_tables.load(self.con, self.lake, trace_ids, temp=self._temp, only=only)
+    def load(self, trace_ids: list[str], only: set[str] | None = None,
+             lazy: set[str] = frozenset()) -> duckdb.DuckDBPyConnection:
+        """Replace the tables by those of `trace_ids` (in memory; those not in `only` empty; those
+        in `lazy` views over their files); returns the connection."""
+        base_tables.load(self.con, self.lake, trace_ids, temp=self._temp, only=only, lazy=lazy)
         return self.con
 
     def load_arrow(self, traces: dict[str, dict]) -> duckdb.DuckDBPyConnection:
