@@ -1,8 +1,12 @@
-"""The inflate-limit options of `ingest` and `run` (ingest/reading.py enforces the limits)."""
+"""The limit options of `ingest`, `run` and `report`: the inflate limits (ingest/reading.py enforces
+them) and the memory budget (lake/memory_budget.py)."""
 
 from __future__ import annotations
 
+import os
+
 from ..ingest.reading import ENV_MAX_INFLATED, ENV_MAX_RATIO, Limits, parse_size
+from ..lake.memory_budget import ENV_MAX_MEMORY
 
 
 def _size(text: str) -> str:
@@ -19,6 +23,20 @@ def add_limit_options(parser) -> None:
                         help=f"largest inflated / compressed size of a gzip file above "
                              f"{default.ratio_floor_bytes >> 20} MiB (default {default.max_inflate_ratio}, "
                              f"or ${ENV_MAX_RATIO})")
+
+
+def add_memory_option(parser) -> None:
+    parser.add_argument("--max-memory", type=_size, metavar="SIZE",
+                        help=f"memory the job may use, shared among its worker processes: DuckDB spills "
+                             f"to a temporary folder beyond half a process's share, and views are derived "
+                             f"in batches that fit (default: no limit, or ${ENV_MAX_MEMORY}); decoding one "
+                             f"trace file is not bounded by it")
+
+
+def apply_memory_option(args) -> None:
+    """Put --max-memory where the job's processes read it (their environment), before any starts."""
+    if getattr(args, "max_memory", None):
+        os.environ[ENV_MAX_MEMORY] = args.max_memory
 
 
 def limits_of(args) -> Limits:

@@ -21,7 +21,7 @@ from ..jobs.process_settings import prefer_jemalloc
 from ..lake.format_version import LakeTooNew
 from ..lake.lock import LakeBusy, LakeReadOnly
 from ..lake.version import __version__
-from .limit_options import add_limit_options
+from .limit_options import add_limit_options, add_memory_option, apply_memory_option
 from .terminal import say
 from .time_units import DEFAULT as DEFAULT_TIME_UNIT
 from .time_units import UNITS as TIME_UNITS
@@ -56,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     s.add_argument("--no-wait", action="store_true", help=NO_WAIT_HELP)
     add_limit_options(s)
+    add_memory_option(s)
 
     s = sub.add_parser("stats", help="print the headline numbers and summary tables of trace files (like nsys stats)",
                        description="Read the files (into --lake, where it does not hold them already) and print reports: the "
@@ -187,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--export", action="store_true", help=EXPORT_HELP)
     s.add_argument("--no-wait", action="store_true", help=NO_WAIT_HELP)
     add_limit_options(s)
+    add_memory_option(s)
     verbosity = s.add_mutually_exclusive_group()
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     verbosity.add_argument("-v", "--verbose", action="store_true", help="one line per file, warnings too")
@@ -201,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--eml", metavar="OUT.eml", help="also write the report of one trace as an e-mail (charts as "
                    "attached PNGs); needs one --trace unless the lake holds a single trace")
     s.add_argument("--export", action="store_true", help=EXPORT_HELP)
+    add_memory_option(s)
 
     s = sub.add_parser("mail", help="send a report .eml file by SMTP",
                        description="Send an .eml written by `tracelake report --eml`. The SMTP password, if any, "
@@ -237,6 +240,7 @@ class _Versions(argparse.Action):
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     prefer_jemalloc()  # before the commands import pyarrow
+    apply_memory_option(args)  # before any worker process starts
     from .commands import COMMANDS
 
     warnings.formatwarning = lambda message, *_, **__: f"warning  {message}\n"  # one line, no source line

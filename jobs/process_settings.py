@@ -42,5 +42,8 @@ def limit_threads(workers: int) -> None:
 
 def start_worker(workers: int) -> None:
     """A pool worker's initializer: runs before the worker imports polars or pyarrow."""
+    from ..lake.memory_budget import share_among
+
     prefer_jemalloc()
     limit_threads(workers)
+    share_among(workers)  # its share of `--max-memory`

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import base_tables, catalog, layout, scan
+from . import base_tables, catalog, layout, memory_budget, scan
 from .catalog_template import catalog_template, install_catalog
 from .planner import planner_settings
 
@@ -98,16 +98,19 @@ def _trace_facts(lake: Path, trace_ids: Iterable[str] | None = None) -> dict[str
 # scope, whatever its size) is paid per batch, not per run. Deriving the 37 traces of
 # ../shared/traces on one core: 26 s as one task per run, 17.7 s in batches of 500k events,
 # 10.4 s as one batch. A batch's memory grows with its events (about BYTES_PER_EVENT: 3.3 GB peak
-# RSS for the corpus's 2.8M events in one batch), so a batch holds at most MEMORY_SHARE of the
-# machine's memory divided among the workers (unless one run alone is larger).
-BYTES_PER_EVENT = 1200
+# RSS for the corpus's 2.8M events in one batch; 5.4 GB for the 3.4M events of bench big_input's
+# trace), so a batch holds at most MEMORY_SHARE of the machine's memory divided among the workers,
+# or a worker's share of the job's `--max-memory` (lake/memory_budget.py), unless one run alone is larger.
+BYTES_PER_EVENT = 1600
 MEMORY_SHARE = 0.25
 MIN_BATCH_EVENTS = 100_000
 
 
 def batch_budget(jobs: int) -> int:
     """Trace events per batch when `jobs` workers derive at once."""
-    return max(MIN_BATCH_EVENTS, int(_memory_bytes() * MEMORY_SHARE / max(1, jobs) / BYTES_PER_EVENT))
+    budget = memory_budget.job_budget()
+    memory = budget if budget is not None else _memory_bytes() * MEMORY_SHARE
+    return max(MIN_BATCH_EVENTS, int(memory / max(1, jobs) / BYTES_PER_EVENT))
 
 
 def _memory_bytes() -> int:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import duckdb
 
+from .memory_budget import limit_duckdb
+
 # DuckDB optimizer passes that cost more to plan tracelake's deep views than they save when running
 # them: projection_pullup took 1.6 s of the 2.4 s that DuckDB spent optimizing `findings` for a
 # 13k-event trace whose rows took 0.4 s to compute (bench/RESULTS.md, run). Optimizers never change
@@ -12,7 +14,9 @@ SLOW_OPTIMIZERS = ("projection_pullup",)
 
 
 def planner_settings(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Turn off SLOW_OPTIMIZERS on `con` (those this DuckDB has); returns `con`."""
+    """Turn off SLOW_OPTIMIZERS on `con` (those this DuckDB has) and, under a memory budget
+    (`--max-memory`), limit DuckDB's memory (memory_budget.limit_duckdb); returns `con`."""
+    limit_duckdb(con)
     known = {r[0] for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall()}
     off = [name for name in SLOW_OPTIMIZERS if name in known]
     if off:
