@@ -50,30 +50,36 @@ class _Graph:
 
 
 def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -> pl.DataFrame:
-    """Per trace, step and scenario: baseline_ns, whatif_ns, saved_ns and saved_pct."""
-    where = "" if trace_ids is None else "WHERE trace_id IN (SELECT unnest(?))"
-    params = [] if trace_ids is None else [trace_ids]
-    all_edges = con.sql(f"SELECT trace_id, step_id, src_node, dst_node, weight_ns, class, edge_type, event_id "
-                        f"FROM cp_edges {where} ORDER BY trace_id, edge_id", params=params).pl()
-    all_chains = _chain_kernels(con, trace_ids) if any(s.fused_chains for s in scenarios) else None
-    steps = con.sql(f"SELECT trace_id, step_id, pid, step, step_index FROM cp_steps {where}", params=params).pl()
-    all_nodes = con.sql(f"SELECT trace_id, node_id, ts_ns, is_start, event_id, step_id, kind, name, pid, tid, "
-                        f"device_id, stream_id, correlation_id, start_ns, end_ns FROM cp_nodes {where}",
-                        params=params).pl()
+    """Per trace, step and scenario: baseline_ns, whatif_ns, saved_ns and saved_pct. The traces are
+    read one at a time, and of the graph's nodes only what the scenarios use: every node's time,
+    the events' facts, and the names of host calls (a blocking call, a graph launch) alone (the
+    3.4M-event trace of bench big_input: 3.4 GB peak when all columns of every node were read)."""
+    if trace_ids is None:
+        trace_ids = [r[0] for r in con.execute("SELECT DISTINCT trace_id FROM cp_edges ORDER BY 1").fetchall()]
+    fused = any(s.fused_chains for s in scenarios)
+    steps = con.sql("SELECT trace_id, step_id, pid, step, step_index FROM cp_steps "
+                    "WHERE trace_id IN (SELECT unnest(?))", params=[trace_ids]).pl()
     rows = []
-    for (trace_id,), edges in all_edges.group_by("trace_id", maintain_order=True):
-        nodes = all_nodes.filter(pl.col("trace_id") == trace_id)
-        events = nodes.filter(pl.col("is_start"))
+    for trace_id in trace_ids:
+        edges = con.sql("SELECT step_id, src_node, dst_node, weight_ns, class, edge_type, event_id FROM cp_edges "
+                        "WHERE trace_id = ? ORDER BY edge_id", params=[trace_id]).pl()
+        if edges.is_empty():
+            continue
+        node_ts = con.sql("SELECT node_id, ts_ns FROM cp_nodes WHERE trace_id = ?", params=[trace_id]).pl()
+        events = con.sql("""SELECT node_id, ts_ns, event_id, step_id, kind, CASE WHEN kind = 'call' THEN name END AS name,
+                                   pid, tid, device_id, stream_id, correlation_id, start_ns, end_ns
+                            FROM cp_nodes WHERE trace_id = ? AND is_start""", params=[trace_id]).pl()
         extra = stream_order_edges(events)
-        chains = None if all_chains is None else all_chains.filter(pl.col("trace_id") == trace_id)
+        chains = _chain_kernels(con, [trace_id]) if fused else None
         facts = edge_facts(edges, events, extra, chains)
         step_of = events.select((2 * pl.col("event_id") + 1).alias("src_node"), "step_id").unique("src_node")
+        del events
         # the graph's edges in the order of facts' weights: the trace's edges, then `extra` (a join
         # that may reorder rows would pair the stream-order edges with other edges' weights)
         graph = _Graph(pl.concat([edges.select("step_id", "src_node", "dst_node"),
                                   extra.join(step_of, on="src_node", how="left", maintain_order="left")
-                                  .select("step_id", "src_node", "dst_node")]),
-                       nodes.select("node_id", "ts_ns"))
+                                  .select("step_id", "src_node", "dst_node")]), node_ts)
+        del edges, node_ts, extra, step_of
         base = graph.paths(facts.weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
         for scenario in scenarios:
             scaled = facts.weights(scenario)
