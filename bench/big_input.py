@@ -3,7 +3,8 @@ of back-to-back copies of the 89 MB reference trace (timestamps shifted by its s
 External id, Python ids and flow ids offset per copy, so that no copy links to another's events),
 written uncompressed under a temporary folder (never in the repository), then ingested in child
 processes: `tracelake ingest` (a new lake: decode, tables, calling context, critical path) and
-`tracelake run --no-reports --jobs 1` (the same plus every materialized view derived). Each is
+`tracelake run --jobs 1` (the same plus every materialized view derived, the trace's page and the
+index), without a memory budget and with `--max-memory 3G`. Each is
 measured for wall time and the peak RSS of its largest process (ru_maxrss of the waited children:
 the CLI process, or a pool worker)."""
 
@@ -22,6 +23,7 @@ from .common import REPO
 
 REFERENCE = REPO.parent / "shared" / "traces" / "pytorch" / "torch-2.11_gpt2-train-12steps-stacks_h200_large.pt.trace.json.gz"
 COPIES = 12  # 89 MB x 12: 1.0 GB of JSON
+MAX_MEMORY = "3G"  # `--max-memory` of the second run
 _ID_ARGS = ("correlation", "External id", "Python id", "Python parent id", "Ev Idx")
 
 
@@ -75,8 +77,13 @@ def run() -> list[tuple[str, str]]:
                           f"made in {made:.0f} s)")]
         s, rss, rc = measured([exe, "ingest", str(tmp / "traces"), "--lake", str(tmp / "ingest" / "lake"), "-q"])
         rows.append(("tracelake ingest (new lake, not derived)", f"{s:.1f} s, peak RSS {rss:,} MiB, exit {rc}"))
-        s, rss, rc = measured([exe, "run", str(tmp / "traces"), "--out", str(tmp / "run"), "--no-reports",
-                               "--jobs", "1", "-q"])
-        rows.append(("tracelake run --no-reports --jobs 1 (ingest + derive)", f"{s:.1f} s, peak RSS {rss:,} MiB, "
-                     f"exit {rc}"))
+        for budget in (None, MAX_MEMORY):
+            out = tmp / f"run-{budget or 'unlimited'}"
+            s, rss, rc = measured([exe, "run", str(tmp / "traces"), "--out", str(out), "--jobs", "1", "-q"]
+                                  + (["--max-memory", budget] if budget else []))
+            page = next((out / "reports" / "traces").glob("*.html"), None)
+            rows.append((f"tracelake run --jobs 1{f' --max-memory {budget}' if budget else ''} (ingest, derive, "
+                         "the page and the index)",
+                         f"{s:.1f} s, peak RSS {rss:,} MiB, exit {rc}; page "
+                         f"{f'{page.stat().st_size / 1e6:.1f} MB' if page else 'missing'}"))
     return rows
