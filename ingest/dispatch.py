@@ -9,9 +9,7 @@ from contextlib import contextmanager
 
 from .errors import ErrorKind, TraceError
 from .ingest_result import IngestResult
-from .kineto import ingest_kineto
 from .kineto_text import UTF8_BOM
-from .nsys import ingest_nsys
 from .nsys_reader import SQLITE_MAGIC
 from .reading import Limits, open_input, read_head, using
 
@@ -54,18 +52,27 @@ def _gc_paused():
             gc.enable()
 
 
-def ingest_file(path: str, limits: Limits | None = None) -> IngestResult:
+def ingest_file(path: str, limits: Limits | None = None, tables: set[str] | None = None) -> IngestResult:
     """Read one trace file into unified tables. Bad input raises TraceError with a one-line reason.
-    limits: how far gzip may inflate (reading.Limits; default: from the environment)."""
+    limits: how far gzip may inflate (reading.Limits; default: from the environment). tables: the
+    only tables wanted (None: all); an Nsight export's others are not read (nsys.ingest_nsys), a
+    PyTorch trace is decoded whole."""
     with using(limits):
-        return _ingest(path)
+        return _ingest(path, tables)
 
 
-def _ingest(path: str) -> IngestResult:
+def _ingest(path: str, tables: set[str] | None) -> IngestResult:
     fmt = detect_format(path)
     try:
         with _gc_paused():
-            return ingest_nsys(path) if fmt == "nsys" else ingest_kineto(path)
+            # each reader imported when used: an Nsight export needs none of the JSON decoder's modules
+            if fmt == "nsys":
+                from .nsys import ingest_nsys
+
+                return ingest_nsys(path, tables)
+            from .kineto import ingest_kineto
+
+            return ingest_kineto(path)
     except TraceError:
         raise
     except MemoryError:

@@ -357,7 +357,39 @@ class _Mapper:
         return f.select(*_interval(), _pid("globalTid"), _tid("globalTid"), "name")
 
 
-def ingest_nsys(path: str) -> IngestResult:
+# Each unified table's source table, and for those whose intervals make up the trace's span (the
+# rows `_Mapper` keeps: NVTX ranges and marks only), the condition on its rows.
+SOURCES = {
+    "api_calls": "CUPTI_ACTIVITY_KIND_RUNTIME", "kernels": "CUPTI_ACTIVITY_KIND_KERNEL",
+    "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY", "memset": "CUPTI_ACTIVITY_KIND_MEMSET",
+    "graph_executions": "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "annotations": "NVTX_EVENTS", "os_runtime_calls": "OSRT_API",
+}
+_SPAN_ROWS = {"annotations": f"eventType IN ({', '.join(map(str, NVTX_KIND_BY_EVENT_TYPE))})"}
+_LAUNCHED = ("kernels", "memcpy", "memset", "graph_executions")  # joined to the API call that launched them
+_INDEPENDENT = ("callchains", "os_runtime_calls", "annotations", "synchronizations", "processes", "threads", "devices",
+                "memory_events", "cpu_samples", "profiler_overhead", "gpu_metrics")
+
+
+def _skipped_span(x: Export, skipped: set[str]) -> tuple[int | None, int | None]:
+    """The span of the intervals of the tables not read (what `trace_span` would find in them:
+    rows that end before they start are dropped at ingest), one aggregate per source table."""
+    starts, ends = [], []
+    for name in sorted(skipped & set(SOURCES)):
+        table = SOURCES[name]
+        if not (x.has(table, "start") and x.has(table, "end")):
+            continue
+        where = '("end" IS NULL OR start IS NULL OR "end" >= start)' + (f" AND {_SPAN_ROWS[name]}" if name in _SPAN_ROWS else "")
+        start, end = x.aggregate(table, 'min(start), max("end")', where)
+        starts += [start] if start is not None else []
+        ends += [end] if end is not None else []
+    return (min(starts) if starts else None), (max(ends) if ends else None)
+
+
+def ingest_nsys(path: str, tables: set[str] | None = None) -> IngestResult:
+    """The export's unified tables. tables: the only ones wanted (`tracelake stats` of a file reads
+    just what its reports need); the others are not read, yet the traces row's span covers their
+    intervals too (one aggregate each); its event_count counts the tables read. None: all."""
+    wanted = {"api_calls", *_LAUNCHED, *_INDEPENDENT} if tables is None else set(tables)
     with open_export(path) as x:
         if not x.has("StringIds"):
             raise TraceError(path, "SQLite database is not an Nsight Systems export (no StringIds table)",
@@ -367,33 +399,39 @@ def ingest_nsys(path: str) -> IngestResult:
         x.strings()
         # Tables are independent except that GPU work needs the API calls' launchers: read and map
         # them in parallel (ADBC, polars and Arrow release the GIL).
+        launched = [name for name in _LAUNCHED if name in wanted]
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             sha_future = pool.submit(file_sha256, path)
-            independent = {name: pool.submit(getattr(m, name)) for name in (
-                "callchains", "os_runtime_calls", "annotations", "synchronizations", "processes", "threads", "devices",
-                "memory_events", "cpu_samples", "profiler_overhead", "gpu_metrics")}
-            tables: dict[str, pl.DataFrame | None] = {"api_calls": m.api_calls()}
-            launched = {name: pool.submit(getattr(m, name)) for name in ("kernels", "memcpy", "memset",
-                                                                                 "graph_executions")}
-            tables.update({name: f.result() for name, f in {**independent, **launched}.items()})
+            independent = {name: pool.submit(getattr(m, name)) for name in _INDEPENDENT if name in wanted}
+            tables_read: dict[str, pl.DataFrame | None] = {}
+            if "api_calls" in wanted or launched:
+                tables_read["api_calls"] = m.api_calls()
+            after = {name: pool.submit(getattr(m, name)) for name in launched}
+            tables_read.update({name: f.result() for name, f in {**independent, **after}.items()})
+        skipped_span = _skipped_span(x, set(SOURCES) - set(tables_read))
+        has_gpu_work = any(x.has_rows(SOURCES[name]) for name in _LAUNCHED)
         meta = x.key_values("META_DATA_EXPORT") or x.key_values("EXPORT_META_DATA")
         capture = x.key_values("META_DATA_CAPTURE")
         session = x.read("TARGET_INFO_SESSION_START_TIME", ["utcEpochNs"])
         env = x.read("TARGET_INFO_SYSTEM_ENV", ["name", "value"])
-    if not any(tables.get(t) is not None for t in ("api_calls", "kernels", "annotations", "os_runtime_calls")) and not meta:
-        raise TraceError(path, "SQLite database is not an Nsight Systems export (no nsys tables)", ErrorKind.NOT_A_TRACE)
-    if all(tables.get(t) is None or tables[t].height == 0 for t in ("kernels", "memcpy", "memset", "graph_executions")):
+        if not any(x.has(SOURCES[name]) for name in ("api_calls", "kernels", "annotations", "os_runtime_calls")) \
+                and not meta:
+            raise TraceError(path, "SQLite database is not an Nsight Systems export (no nsys tables)",
+                             ErrorKind.NOT_A_TRACE)
+    if not has_gpu_work:
         warnings.append("no GPU activity (kernels, memcpy, memset, graph replays) in this export")
     clock_offset = session["utcEpochNs"][0] if session is not None and session.height else None
     hostname = None
     if env is not None:
         hosts = env.filter(pl.col("name").cast(pl.String).str.to_lowercase() == "hostname")["value"]
         hostname = str(hosts[0]) if len(hosts) else meta.get("EXPORT_HOST")
-    out: dict[str, pa.Table] = {k: f.to_arrow() for k, f in tables.items() if f is not None}
+    out: dict[str, pa.Table] = {k: f.to_arrow() for k, f in tables_read.items() if f is not None}
     warnings += x.warnings
     drop_reversed_intervals(out, warnings)
     unique_lookups(out, warnings)
-    start_ns, end_ns = trace_span(out)
+    starts, ends = zip(trace_span(out), skipped_span)
+    start_ns = min((t for t in starts if t is not None), default=None)
+    end_ns = max((t for t in ends if t is not None), default=None)
     sha = sha_future.result()
     out["traces"] = traces_row(
         source="nsys", path=path, file_bytes=os.path.getsize(path), content_sha256=sha, tool="Nsight Systems",

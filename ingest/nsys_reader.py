@@ -160,6 +160,20 @@ class Export:
             frame = frame.with_columns([pl.lit(None).alias(c) for c in missing])
         return frame.select(columns)
 
+    def aggregate(self, table: str, select: str, where: str | None = None) -> tuple:
+        """The one row of `SELECT <select> FROM table [WHERE where]` (aggregates), as Python values."""
+        sql = f"SELECT {select} FROM {quote_identifier(table)}" + (f" WHERE {where}" if where else "")
+        conn = sqlite3.connect(self._uri, uri=True)
+        try:
+            return conn.execute(sql).fetchone()
+        except sqlite3.DatabaseError as e:
+            raise TraceError(self.path, f"cannot read SQLite database ({e})") from None
+        finally:
+            conn.close()
+
+    def has_rows(self, table: str) -> bool:
+        return table in self.tables and self.aggregate(table, "1", "1 LIMIT 1") is not None
+
     def _read_sqlite3(self, sql: str, columns: list[str]) -> pl.DataFrame:
         try:
             conn = sqlite3.connect(self._uri, uri=True)

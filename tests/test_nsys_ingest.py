@@ -49,8 +49,8 @@ def _count(con, sql: str) -> int:
         return 0
 
 
-def _check(path: Path, tmp_path: Path):
-    result = ingest_file(str(path))
+def _check(path: Path, tmp_path: Path, result=None):
+    result = result or ingest_file(str(path))
     con = sqlite3.connect(f"file:{_local_sqlite(path, tmp_path)}?mode=ro", uri=True)
     for table, sql in SOURCE_COUNTS.items():
         got = result.tables[table].num_rows if table in result.tables else 0
@@ -71,10 +71,30 @@ def _oracle_names(oracle_dir: Path) -> set[str]:
     return {row["Name"] for row in csv.DictReader(open(path, newline=""))}
 
 
-def test_sample_counts_and_kernel_names(tmp_path):
-    result = _check(SAMPLE_NSYS, tmp_path)
+@pytest.fixture(scope="module")
+def sample():
+    return ingest_file(str(SAMPLE_NSYS))
+
+
+def test_sample_counts_and_kernel_names(sample, tmp_path):
+    result = _check(SAMPLE_NSYS, tmp_path, sample)
     names = set(result.tables["kernels"].column("name").to_pylist())
     assert names == _oracle_names(DATA / "oracles" / "nsys-2025.3.1_cnn-train-pageable_h100")
+
+
+def test_tables_asked_for_are_the_same_and_the_span_still_covers_the_rest(sample, tmp_path):
+    """`tracelake stats` of an export reads only the tables its reports need: those are the same
+    rows, and the trace's span (the end of an NVTX range never closed) still covers the tables
+    not read: here the OS runtime calls begin and end the trace."""
+    asked = {"kernels", "memcpy", "memset", "api_calls", "profiler_overhead"}
+    some = ingest_file(str(SAMPLE_NSYS), tables=asked)
+    assert set(some.tables) == asked | {"traces"}  # nor annotations, os_runtime_calls, callchains, ...
+    assert all(some.tables[t].equals(sample.tables[t]) for t in asked)
+    con = sqlite3.connect(f"file:{_local_sqlite(SAMPLE_NSYS, tmp_path)}?mode=ro", uri=True)
+    osrt = con.execute('SELECT min(start), max("end") FROM OSRT_API').fetchone()
+    span = ["start_ns", "end_ns", "duration_ns"]
+    assert some.tables["traces"].select(span).to_pylist() == sample.tables["traces"].select(span).to_pylist() \
+        == [{"start_ns": osrt[0], "end_ns": osrt[1], "duration_ns": osrt[1] - osrt[0]}]
 
 
 @pytest.mark.corpus
