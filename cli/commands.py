@@ -129,10 +129,11 @@ def stats(args) -> int:
 
     scoped = ScopedDatabase(args.lake)  # None without --lake: tables from memory
     con = scoped.load([o.trace_id for o in done], only=needed) if args.lake else scoped.load_arrow(tables)
-    derive.evaluate_once(con, needed)
+    # each view under the reports evaluated once; views of their files that no report reads, not at all
+    derive.evaluate_once(con, catalog.view_reads(reports.reads(names, known)))
     try:
         try:
-            reports.resolve(names, reports.trace_views(con))  # a view without trace_id is no report
+            reports.resolve(names, reports.trace_views(con, names))  # a view without trace_id is no report
         except ValueError as e:
             say(f"error  {e}", err=True)
             return EXIT_USAGE

@@ -104,10 +104,20 @@ def reads(reports: list[str], names: set[str]) -> set[str]:
     return out
 
 
-def trace_views(con) -> set[str]:
-    """Views and tables with a trace_id column: each is a report of all its columns."""
-    return {r[0] for r in con.execute("SELECT DISTINCT table_name FROM information_schema.columns "
-                                      "WHERE column_name = 'trace_id' AND table_schema = 'main'").fetchall()}
+def trace_views(con, among: list[str]) -> set[str]:
+    """Those of `among` that are views or tables with a trace_id column: each is a report of all
+    its columns (asked of each, not of information_schema, which binds every view)."""
+    import duckdb
+
+    out = set()
+    for name in among:
+        try:
+            columns = con.table(name).columns
+        except duckdb.Error:  # a macro, or no such name
+            continue
+        if "trace_id" in columns:
+            out.add(name)
+    return out
 
 
 def query(con, report: str, trace_id: str):

@@ -50,6 +50,12 @@ def _sql_root():
 
 
 def load_files() -> list[SqlFile]:
+    """Every .sql file of the catalog, and the generated rule union (read once per process)."""
+    return list(_files())
+
+
+@functools.cache
+def _files() -> tuple[SqlFile, ...]:
     files = []
 
     def walk(node, prefix=""):
@@ -66,7 +72,7 @@ def load_files() -> list[SqlFile]:
                                      _materialized(text)))
 
     walk(_sql_root())
-    return files + [_rule_union(files)]
+    return (*files, _rule_union(files))
 
 
 RULE_PREFIX = "finding_"
@@ -162,6 +168,30 @@ def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | No
         out.update(names_in("\n".join(line.split("--")[0] for line in f.text.splitlines()), tables))
         stack.extend(d for d in f.depends if d in creator)
         out.update(f.depends)
+    return out
+
+
+_STATEMENT = re.compile(r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE)\s+([A-Za-z_][A-Za-z0-9_]*).*?"
+                        r"(?=CREATE\s+(?:OR\s+REPLACE\s+)?(?:VIEW|MACRO|TABLE)\s|\Z)", re.I | re.S)
+
+
+def statements(f: SqlFile) -> dict[str, str]:
+    """Each view, macro and table the file creates -> its statement, without comments."""
+    text = "\n".join(line.split("--")[0] for line in f.text.splitlines())
+    return {m.group(1): m.group(0) for m in _STATEMENT.finditer(text)}
+
+
+def view_reads(names: Iterable[str], files: list[SqlFile] | None = None) -> set[str]:
+    """`names` and every view and macro they read, transitively, each from its own statement (not
+    its file's `depends:` line, as `reads`): what a query of `names` evaluates. A name that only
+    appears in a string counts too."""
+    files = load_files() if files is None else files
+    bodies = {name: sql for f in files for name, sql in statements(f).items()}
+    out, stack = set(names), list(names)
+    while stack:
+        found = names_in(bodies.get(stack.pop(), ""), set(bodies)) - out
+        out |= found
+        stack.extend(found)
     return out
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from . import layout
 from .schema import TABLES
@@ -117,6 +116,8 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
     """zstd; dictionary encoding only for the short text columns (names, kinds) that repeat. On
     numbers and JSON texts it cost time and space: the 89 MB reference trace's tables wrote in
     113 ms and 3.5 MB instead of 168 ms and 5.4 MB with dictionaries on every column."""
+    import pyarrow.parquet as pq  # here: `tracelake stats` of a file writes none (pyarrow.fs, ssl: 10-20 ms)
+
     dictionary = [f.name for f in table.schema if pa.types.is_string(f.type) and not f.name.endswith("_json")]
     try:
         pq.write_table(table, path, compression="zstd", use_dictionary=dictionary)
