@@ -116,18 +116,25 @@ def stats(args) -> int:
     # views the reports read are evaluated once, on these traces' rows alone (a report per trace
     # would evaluate each view again).
     needed = catalog.reads(reports.reads(names, known), TABLES)
-    if args.lake:
-        outcomes = ingest_changed(args.files, args.lake, failed)
-    else:
-        outcomes, tables = read_in_memory(args.files, needed, on_outcome=failed)
-    if not outcomes:
-        say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
-        return EXIT_SOME_FAILED
-    done = [o for o in outcomes if o.status == "ok"]
+    from concurrent.futures import ThreadPoolExecutor
+
     from ..lake import derive
     from ..lake.scoped import ScopedDatabase
 
-    scoped = ScopedDatabase(args.lake)  # None without --lake: tables from memory
+    # the database (the catalog opened, its empty base tables: DuckDB, without the GIL) is set up
+    # while the files are read
+    with ThreadPoolExecutor(1) as pool:
+        scoped_future = pool.submit(ScopedDatabase, args.lake)  # None without --lake: tables from memory
+        if args.lake:
+            outcomes = ingest_changed(args.files, args.lake, failed)
+        else:
+            outcomes, tables = read_in_memory(args.files, needed, on_outcome=failed)
+        scoped = scoped_future.result()
+    if not outcomes:
+        scoped.close()
+        say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
+        return EXIT_SOME_FAILED
+    done = [o for o in outcomes if o.status == "ok"]
     con = scoped.load([o.trace_id for o in done], only=needed) if args.lake else scoped.load_arrow(tables)
     # each view under the reports evaluated once; views of their files that no report reads, not at all
     derive.evaluate_once(con, catalog.view_reads(reports.reads(names, known)))

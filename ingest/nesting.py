@@ -57,6 +57,26 @@ def parent_and_depth(lane: list, start_ns: list, end_ns: list, ids: list) -> tup
     return [None if p < 0 else ids[p] for p in parent.tolist()], depth.tolist()
 
 
+def parent_and_depth_of(frame: pl.DataFrame, lane: list[str], id_col: str) -> tuple[pl.Series, pl.Series]:
+    """parent_and_depth of a frame's ranges (columns start_ns, end_ns, id_col, and `lane`: the
+    columns whose values make a lane), as Series (parent_id: id_col's type, NULL at the top; depth:
+    Int32); the sweep's arrays are taken from the columns (46k NVTX ranges: 90 -> 55 ms). Results
+    go back as lists: a Series made from a NumPy array imports numpy.ma (10-20 ms)."""
+    def array(column: pl.Series) -> np.ndarray:
+        return column.to_arrow().to_numpy(zero_copy_only=False)
+
+    lanes = frame.select(lane).with_row_index("_row").join(
+        frame.select(lane).unique(maintain_order=True).with_row_index("_lane"), on=lane, how="left",
+        nulls_equal=True).sort("_row")["_lane"].cast(pl.Int64)
+    starts = array(frame["start_ns"].cast(pl.Int64).fill_null(NO_START))
+    has_end = array(frame["end_ns"].is_not_null())
+    ends = np.where(has_end, array(frame["end_ns"].cast(pl.Int64).fill_null(0)), starts)
+    parent, depth, _ = nest(array(lanes), starts, ends, has_end)
+    ids = frame[id_col].to_list()
+    return (pl.Series("parent_id", [None if p < 0 else ids[p] for p in parent.tolist()], frame.schema[id_col]),
+            pl.Series("depth", depth.tolist(), pl.Int32))
+
+
 def nest_table(table: pl.DataFrame, id_col: str) -> pl.DataFrame:
     """parent_and_depth for ranges that nest properly on their lane (pid, tid), vectorized: `table`
     (pid, tid, start_ns, end_ns, id_col) with parent_<id_col> and depth added, in the same order.

@@ -21,7 +21,7 @@ from .identity import file_sha256, make_trace_id
 from .ingest_result import IngestResult, event_count, trace_span, traces_row
 from .integrity import drop_reversed_intervals, unique_lookups
 from .names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
-from .nesting import parent_and_depth
+from .nesting import parent_and_depth_of
 from .nsys_reader import Export, open_export
 
 SYNC_TYPE_BY_ID = {0: "unknown", 1: "event_sync", 2: "stream_wait", 3: "stream_sync", 4: "context_sync"}
@@ -224,11 +224,7 @@ class _Mapper:
             pl.col("category").cast(pl.Int64),
             pl.col("color").cast(pl.Int64),
         )
-        parents, depths = parent_and_depth(
-            list(zip(out["pid"].to_list(), out["tid"].to_list())),
-            out["start_ns"].to_list(), out["end_ns"].to_list(), out["annotation_id"].to_list(),
-        )
-        return out.with_columns(pl.Series("parent_id", parents, pl.Int64), pl.Series("depth", depths, pl.Int32))
+        return out.with_columns(*parent_and_depth_of(out, ["pid", "tid"], "annotation_id"))
 
     def processes(self) -> pl.DataFrame | None:
         f = self.x.read("PROCESSES", ["globalPid", "pid", "name"])
@@ -400,15 +396,17 @@ def ingest_nsys(path: str, tables: set[str] | None = None) -> IngestResult:
         # Tables are independent except that GPU work needs the API calls' launchers: read and map
         # them in parallel (ADBC, polars and Arrow release the GIL).
         launched = [name for name in _LAUNCHED if name in wanted]
+        read_api = "api_calls" in wanted or bool(launched)
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             sha_future = pool.submit(file_sha256, path)
             independent = {name: pool.submit(getattr(m, name)) for name in _INDEPENDENT if name in wanted}
+            span_future = pool.submit(_skipped_span, x, set(SOURCES) - wanted - ({"api_calls"} if read_api else set()))
             tables_read: dict[str, pl.DataFrame | None] = {}
-            if "api_calls" in wanted or launched:
+            if read_api:
                 tables_read["api_calls"] = m.api_calls()
             after = {name: pool.submit(getattr(m, name)) for name in launched}
             tables_read.update({name: f.result() for name, f in {**independent, **after}.items()})
-        skipped_span = _skipped_span(x, set(SOURCES) - set(tables_read))
+            skipped_span = span_future.result()
         has_gpu_work = any(x.has_rows(SOURCES[name]) for name in _LAUNCHED)
         meta = x.key_values("META_DATA_EXPORT") or x.key_values("EXPORT_META_DATA")
         capture = x.key_values("META_DATA_CAPTURE")
