@@ -91,6 +91,7 @@ class Export:
         self._uri = uri
         # One ADBC connection per thread: the mapper reads tables in parallel.
         self._local = threading.local()
+        self._database = None
         self._connections: list = []
         self._lock = threading.Lock()
         try:
@@ -107,25 +108,35 @@ class Export:
         for conn in self._connections:
             conn.close()
         self._connections.clear()
+        if self._database is not None:
+            self._database.close()
+            self._database = None
 
     def _conn(self):
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            # imported here: its pyarrow.dataset and ssl imports cost a PyTorch ingest 0.2 s for nothing
-            import adbc_driver_sqlite.dbapi as adbc
+            # The driver's own API, imported here: its DB-API module imports pyarrow.dataset, and
+            # with it pandas where that is installed (0.2 s on the GPU machine), and ssl, for nothing.
+            import adbc_driver_manager
+            import adbc_driver_sqlite
 
-            conn = self._local.conn = adbc.connect(self._uri, autocommit=True)
             with self._lock:
+                if self._database is None:
+                    self._database = adbc_driver_sqlite.connect(self._uri)
+                conn = self._local.conn = adbc_driver_manager.AdbcConnection(self._database)
                 self._connections.append(conn)
         return conn
 
     def _query(self, sql: str) -> pa.Table:
-        cur = self._conn().cursor()
+        import adbc_driver_manager
+
+        statement = adbc_driver_manager.AdbcStatement(self._conn())
         try:
-            cur.execute(sql)
-            return _valid_utf8(cur.fetch_arrow_table())
+            statement.set_sql_query(sql)
+            stream, _ = statement.execute_query()
+            return _valid_utf8(pa.RecordBatchReader.from_stream(stream).read_all())
         finally:
-            cur.close()
+            statement.close()
 
     def columns(self, table: str) -> list[str]:
         """The table's column names (introspected when first asked: tables tracelake does not

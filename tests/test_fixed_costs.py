@@ -1,6 +1,6 @@
 """Fixed per-file costs (issue #16): the database is kept when nothing in it changed, a new lake's
 database is copied from a cached catalog template and equals one built from scratch, a query
-process loads no ingester, and the calling context places calls among ranges as the sweep did."""
+process loads no ingester, a stats process of an Nsight export no PyTorch decoder, and the calling context places calls among ranges as the sweep did."""
 
 from __future__ import annotations
 
@@ -68,6 +68,20 @@ def test_a_query_process_loads_no_ingester(tmp_path, monkeypatch):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
+
+
+def test_stats_of_an_nsight_export_loads_only_what_it_reads():
+    """`tracelake stats` of an Nsight export: no PyTorch decoder, no Parquet writer, not the ADBC
+    DB-API module (its pyarrow.dataset import pulls in pandas where that is installed), no
+    numpy.ma (a polars Series made from a NumPy array imports it)."""
+    code = ("import io, sys, contextlib\nfrom tracelake.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['stats', {str(DATA / 'nsys-2025.3.1_cnn-train-pageable_h100.sqlite.gz')!r}, '--report', "
+            "'cuda_gpu_kern_sum,nvtx_sum,gpu_gaps', '--format', 'csv'])\n"
+            "print(sorted(m for m in ('tracelake.ingest.kineto', 'msgspec', 'pyarrow.parquet', 'pyarrow.dataset',"
+            " 'adbc_driver_manager.dbapi', 'numpy.ma', 'tracelake.analysis.callctx_build') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
 
 def _reference_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, list]:
     """The former placement: calls join the ranges' sweep as marks."""
