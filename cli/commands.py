@@ -136,8 +136,9 @@ def stats(args) -> int:
         return EXIT_SOME_FAILED
     done = [o for o in outcomes if o.status == "ok"]
     con = scoped.load([o.trace_id for o in done], only=needed) if args.lake else scoped.load_arrow(tables)
-    # each view under the reports evaluated once; views of their files that no report reads, not at all
-    derive.evaluate_once(con, catalog.view_reads(reports.reads(names, known)))
+    # a view under the reports that two of them (or of the views they read) read is evaluated once
+    # into a table; views of their files that nothing reads, not at all
+    derive.evaluate_once(con, catalog.shared_reads([reports.reads([name], known) for name in names]))
     try:
         try:
             reports.resolve(names, reports.trace_views(con, names))  # a view without trace_id is no report

@@ -185,14 +185,31 @@ def view_reads(names: Iterable[str], files: list[SqlFile] | None = None) -> set[
     """`names` and every view and macro they read, transitively, each from its own statement (not
     its file's `depends:` line, as `reads`): what a query of `names` evaluates. A name that only
     appears in a string counts too."""
-    files = load_files() if files is None else files
-    bodies = {name: sql for f in files for name, sql in statements(f).items()}
+    bodies = _bodies(load_files() if files is None else files)
     out, stack = set(names), list(names)
     while stack:
         found = names_in(bodies.get(stack.pop(), ""), set(bodies)) - out
         out |= found
         stack.extend(found)
     return out
+
+
+def shared_reads(readers: list[set[str]], files: list[SqlFile] | None = None) -> set[str]:
+    """The views and macros under `readers` (each the names one query reads) that two or more
+    readers read: those queries, and the statements of what they read (view_reads); a view read
+    by one reader is evaluated once anyway. And the finding rules under them: DuckDB plans their
+    union twice as fast rule by rule (jobs/report_views.py)."""
+    files = load_files() if files is None else files
+    bodies = _bodies(files)
+    under = view_reads(set().union(*readers), files)
+    count: dict[str, int] = {}
+    for name in [n for r in readers for n in r] + [n for v in under for n in names_in(bodies.get(v, ""), set(bodies)) - {v}]:
+        count[name] = count.get(name, 0) + 1
+    return {name for name, n in count.items() if n >= 2} | (set(rule_views(files)) & under)
+
+
+def _bodies(files: list[SqlFile]) -> dict[str, str]:
+    return {name: sql for f in files for name, sql in statements(f).items()}
 
 
 @functools.cache

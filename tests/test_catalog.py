@@ -104,3 +104,12 @@ def test_view_reads_is_all_that_a_view_needs_and_not_its_file_mates():
         con.close()
     needed = catalog.view_reads(["kernel_summary"])
     assert "duration_stats" in needed and "kernel_summary_by_device" not in needed
+
+
+def test_shared_reads_are_what_two_readers_read():
+    """gpu_gaps and gpu_utilization both read gpu_busy (through their own SQL or a macro of theirs):
+    it is evaluated once for both; nvtx_ranges has one reader there, nvtx_summary, and is not;
+    under findings every finding rule is."""
+    shared = catalog.shared_reads([{"gpu_gaps"}, {"gpu_utilization"}, {"nvtx_summary"}])
+    assert {"gpu_busy", "gpu_active_range"} <= shared and not {"nvtx_ranges", "gpu_gaps"} & shared
+    assert set(catalog.rule_views(FILES)) <= catalog.shared_reads([{"findings"}])

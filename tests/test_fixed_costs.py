@@ -1,6 +1,7 @@
 """Fixed per-file costs (issue #16): the database is kept when nothing in it changed, a new lake's
 database is copied from a cached catalog template and equals one built from scratch, a query
-process loads no ingester, a stats process of an Nsight export no PyTorch decoder, and the calling context places calls among ranges as the sweep did."""
+process loads no ingester, a stats process of an Nsight export no PyTorch decoder, and the
+calling context places calls among ranges as the sweep did."""
 
 from __future__ import annotations
 
