@@ -13,18 +13,25 @@ from .common import REPO, machine
 
 CASES = ["pytorch_ingest", "nsys_ingest", "callctx", "critical_path", "views", "run", "memory_views", "operators",
          "cli", "scale", "report_pages", "section_shares", "big_input", "big_run", "tracelens"]
+# Cases measured on the GPU machine, whose results are stored by hand (each script says how): rendered
+# with the others, never run by `python -m bench`.
+ELSEWHERE = ["nsys_stats_vs_tracelake"]
 RESULTS = REPO / "bench" / "results"
 
 
 def render() -> str:
     out = ["# Benchmark results\n\nWritten by `make bench` (`python -m bench [case ...]`). Ratios compare "
            "measurements taken in the same run, on the same machine.\n"]
-    for name in CASES:
+    for name in CASES + ELSEWHERE:
         path = RESULTS / f"{name}.json"
         if not path.exists():
             continue
         data = json.loads(path.read_text())
-        out.append(f"\n## {name}\n\n{data['date']}, {data['machine']}\n\n| measurement | value |\n|---|---|\n")
+        out.append(f"\n## {name}\n\n{data['date']}, {data['machine']}\n\n")
+        if "text" in data:  # a case stored with its own table and notes (Markdown)
+            out.append(data["text"].rstrip("\n") + "\n")
+            continue
+        out.append("| measurement | value |\n|---|---|\n")
         out.extend(f"| {label} | {value} |\n" for label, value in data["rows"])
     return "".join(out)
 

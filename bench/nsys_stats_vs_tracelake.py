@@ -15,7 +15,10 @@ same machine in the same run:
     stats` (a throwaway lake, the views evaluated on the file's rows);
   - `tracelake ingest EXPORT --lake fresh_dir` (a lake kept for later SQL: database and derived
     tables), then one `tracelake sql --format csv` process per matching view.
-Prints a Markdown table for bench/RESULTS.md.
+Prints a Markdown table. The GPU machine's run (bench/nsys_stats_device.sh: how tracelake and its
+dependencies get there) is stored with its command, device, date and notes in
+bench/results/nsys_stats_vs_tracelake.json ("text"), which `python -m bench` renders into
+bench/RESULTS.md with the cases it runs itself (bench/__main__.py ELSEWHERE).
 """
 
 from __future__ import annotations
