@@ -21,36 +21,17 @@ from __future__ import annotations
 import contextvars
 import fcntl
 import os
-import re
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ..lake.sizes import format_size, parse_size
 from .errors import ErrorKind, TraceError
 
 ENV_MAX_INFLATED = "TRACELAKE_MAX_INFLATED"
 ENV_MAX_RATIO = "TRACELAKE_MAX_INFLATE_RATIO"
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def parse_size(text: str) -> int:
-    """'512M', '16G', '2T', '1048576' -> bytes (binary units; a trailing 'B'/'iB' is allowed)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*", text.upper())
-    if not m:
-        raise ValueError(f"not a size: {text!r} (examples: 512M, 16G)")
-    return int(float(m.group(1)) * _UNITS[m.group(2)])
-
-
-def format_size(n: int) -> str:
-    """16 GiB, 102.7 MiB, 512 bytes."""
-    for unit in ("T", "G", "M", "K"):
-        if n >= _UNITS[unit]:
-            return f"{n / _UNITS[unit]:.1f}".removesuffix(".0") + f" {unit}iB"
-    return f"{n:,} bytes"
-
-
 class BadLimits(ValueError):
     """An inflate limit (option or environment variable) that is not a size or a number."""
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import tempfile
 
+from .sizes import parse_size
+
 ENV_MAX_MEMORY = "TRACELAKE_MAX_MEMORY"  # the whole job's budget, as the user gave it
 ENV_PROCESS_MEMORY = "TRACELAKE_PROCESS_MEMORY"  # one worker process's share, in bytes (set for workers)
 DUCKDB_SHARE = 0.5  # of a process's share: the rest is Python, Arrow and polars around the queries
@@ -19,8 +21,6 @@ DUCKDB_SHARE = 0.5  # of a process's share: the rest is Python, Arrow and polars
 
 def job_budget() -> int | None:
     """The job's budget in bytes, or None when none was given."""
-    from ..ingest.reading import parse_size
-
     text = os.environ.get(ENV_MAX_MEMORY)
     return parse_size(text) if text else None
 
