@@ -23,8 +23,11 @@ def _limit(con) -> int:
 
 
 def test_a_worker_gets_its_share_and_duckdb_half_of_it(monkeypatch):
-    monkeypatch.delenv(memory_budget.ENV_PROCESS_MEMORY, raising=False)
-    monkeypatch.delenv(memory_budget.ENV_MAX_MEMORY, raising=False)
+    # set (to empty: no budget) rather than deleted, so that monkeypatch restores both after the
+    # test, share_among's write included: a budget left in the environment would limit the
+    # DuckDB of every later test in this process, and of the processes they start
+    monkeypatch.setenv(memory_budget.ENV_PROCESS_MEMORY, "")
+    monkeypatch.setenv(memory_budget.ENV_MAX_MEMORY, "")
     default = _limit(planner_settings(duckdb.connect()))
     monkeypatch.setenv(memory_budget.ENV_MAX_MEMORY, "2G")
     assert _limit(planner_settings(duckdb.connect())) == 1 << 30  # the job's own process: half the budget
