@@ -143,13 +143,22 @@ def run_history(frame: pl.DataFrame) -> alt.VConcatChart:
     color = alt.Color("workload:N", title="workload (its first run)", legend=alt.Legend(orient="bottom", columns=1,
                                                                                       labelLimit=0))
     x = alt.X("started:T", title="run started (UTC)", scale=alt.Scale(type="utc"),
-              axis=alt.Axis(format="%Y-%m-%d %H:%M", labelAngle=-30))
+              axis=alt.Axis(format=_time_format(frame["started"]), labelAngle=-30))
     base = alt.Chart(frame).encode(x=x, color=color)
     step = base.transform_filter("isValid(datum.step_ms)").mark_line(point=True).encode(
         y=alt.Y("step_ms:Q", title="median step (ms)"))
     idle = base.mark_line(point=True).encode(
         y=alt.Y("idle_pct:Q", title="GPU idle (%)", scale=alt.Scale(domain=[0, 100])))
     return alt.vconcat(step.properties(width=_WIDTH, height=160), idle.properties(width=_WIDTH, height=120))
+
+
+def _time_format(epoch_ms: pl.Series) -> str:
+    """Axis labels as precise as the ticks Vega puts over this span (a minute's label on ticks 30 s
+    apart read as the same time twice)."""
+    span_s = ((epoch_ms.max() or 0) - (epoch_ms.min() or 0)) / 1000
+    if span_s < 3600:
+        return "%Y-%m-%d %H:%M:%S"
+    return "%Y-%m-%d %H:%M" if span_s < 15 * 86400 else "%Y-%m-%d"
 
 
 def collective_bandwidth(frame: pl.DataFrame) -> alt.Chart:

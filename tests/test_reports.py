@@ -238,3 +238,23 @@ def test_multi_rank_runs_get_a_per_rank_section(corpus_con, tmp_path):
         page.write_text("stale")
     write_reports(corpus_con, tmp_path / "r", trace_ids=torch_ids, render_ids={torch_ids[0]})
     assert all(page.read_text() != "stale" for page in pages.values())
+
+
+@pytest.mark.parametrize("apart_s", [30, 1800, 3 * 86400, 40 * 86400])
+def test_run_history_axis_labels_never_repeat(apart_s):
+    """The index's history chart labels its time axis as precisely as its ticks: runs minutes apart
+    read '18:51' under two ticks 30 s apart with a minute's format."""
+    from datetime import UTC, datetime, timedelta
+
+    import polars as pl
+    from tracelake.reports import charts
+
+    start = datetime(2026, 11, 21, 18, 50, 40, tzinfo=UTC)
+    frame = pl.DataFrame({"workload": ["a", "a", "b", "b"], "run": ["1", "2", "3", "4"],
+                          "started": [start + timedelta(seconds=apart_s * i) for i in range(4)],
+                          "step_ms": [60.0, 21.0, 3.2, 5.1], "idle_pct": [63.0, 87.0, 85.0, 67.0]})
+    svg = charts.to_svg(charts.run_history(frame))
+    labels = re.findall(r">(\d{4}-\d\d-\d\d[^<]*)</text>", svg)
+    assert len(labels) >= 4  # two charts, at least two ticks each
+    per_chart = labels[: len(labels) // 2]
+    assert len(per_chart) == len(set(per_chart)), per_chart
