@@ -67,16 +67,6 @@ def lazy_tables() -> frozenset[str]:
     from the lake's derived partitions (scoped.derived_served): a report task loads them as views
     over their files, read only by the queries that name them (the critical path's what-if, the
     calling context) instead of copying every table into memory."""
-    files = catalog.load_files()
-    creator = {name: f for f in files for name in f.creates}
-    materialized = set(catalog.materialized(files))
-    evaluated: set[str] = set()
-    stack, seen = [v for v in section_views() if v not in materialized], set()
-    while stack:
-        f = creator.get(stack.pop())
-        if f is None or f.path in seen:
-            continue
-        seen.add(f.path)
-        evaluated |= catalog.names_in("\n".join(line.split("--")[0] for line in f.text.splitlines()), set(TABLES))
-        stack.extend(d for d in f.depends if d in creator and d not in materialized)
+    materialized = set(catalog.materialized())
+    evaluated = catalog.reads([v for v in section_views() if v not in materialized], TABLES, stop=materialized)
     return frozenset(set(TABLES) - evaluated)

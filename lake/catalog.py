@@ -150,14 +150,16 @@ def names_in(sql: str, names: set[str]) -> set[str]:
     return names & set(_WORD.findall(sql))
 
 
-def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | None = None) -> set[str]:
-    """`names` and every view, macro and table of `tables` (the base tables) they read, transitively:
+def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | None = None,
+          stop: Iterable[str] = ()) -> set[str]:
+    """`names` and every view, macro and table of `tables` (the base tables) they read, transitively
+    (not looking under the views in `stop`, which are read as they are):
     through the files' `-- depends:` lines (complete: tests/test_catalog.py), and the base tables
     named anywhere in those files' SQL (base tables need no depends line; a name that only appears
     in a string counts too, which errs on the side of reading more)."""
     files = load_files() if files is None else files
     creator = {name: f for f in files for name in f.creates}
-    tables = set(tables)
+    tables, stop = set(tables), set(stop)
     out, stack, seen = set(names), list(names), set()
     while stack:
         f = creator.get(stack.pop())
@@ -166,7 +168,7 @@ def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | No
         seen.add(f.path)
         out.update(f.creates)
         out.update(names_in("\n".join(line.split("--")[0] for line in f.text.splitlines()), tables))
-        stack.extend(d for d in f.depends if d in creator)
+        stack.extend(d for d in f.depends if d in creator and d not in stop)
         out.update(f.depends)
     return out
 

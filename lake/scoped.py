@@ -12,6 +12,7 @@ import duckdb
 from . import base_tables, catalog, layout, scan
 from .catalog_template import catalog_template
 from .planner import planner_settings
+from .served_views import typed_select
 
 
 class ScopedDatabase:
@@ -77,9 +78,8 @@ def derived_served(con, lake: str | Path | None, trace_ids: list[str]) -> Iterat
     try:
         if lake is not None and trace_ids:
             for view, source in _derived_sources(Path(lake), trace_ids).items():
-                columns = ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' if c != "trace_id" else "trace_id"
-                                    for c, t in _view_columns()[view])
-                con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT {columns} FROM {source}")
+                con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT {typed_select(_view_columns()[view])} "
+                            f"FROM {source}")
                 served.append(view)
         yield served
     finally:

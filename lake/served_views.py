@@ -34,8 +34,12 @@ def place(con, views: Iterable[str] | None = None) -> None:
     and types: `serve` points it at the partitions. Binding the views for their types takes most
     of a database build's time, so the catalog template caches this step (lake/database.py)."""
     for view in catalog.materialized() if views is None else views:
-        cols = con.execute(f"DESCRIBE {view}").fetchall()
-        select = ", ".join(f'CAST("{c[0]}" AS {c[1]}) AS "{c[0]}"' if c[0] != "trace_id" else "trace_id"
-                           for c in cols)
-        empty = "SELECT " + ", ".join(f'CAST(NULL AS {c[1]}) AS "{c[0]}"' for c in cols) + " WHERE false"
-        scan.placeholder(con, view, select, empty)
+        cols = [c[:2] for c in con.execute(f"DESCRIBE {view}").fetchall()]
+        empty = "SELECT " + ", ".join(f'CAST(NULL AS {t}) AS "{c}"' for c, t in cols) + " WHERE false"
+        scan.placeholder(con, view, typed_select(cols), empty)
+
+
+def typed_select(columns: list[tuple[str, str]]) -> str:
+    """The select list that reads a derived partition as its view: each (column, type) cast back to
+    the view's type (Parquet keeps no HUGEINT, ...), trace_id as the partitions' folders give it."""
+    return ", ".join(f'CAST("{c}" AS {t}) AS "{c}"' if c != "trace_id" else "trace_id" for c, t in columns)
