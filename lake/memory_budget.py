@@ -17,6 +17,9 @@ from .sizes import parse_size
 ENV_MAX_MEMORY = "TRACELAKE_MAX_MEMORY"  # the whole job's budget, as the user gave it
 ENV_PROCESS_MEMORY = "TRACELAKE_PROCESS_MEMORY"  # one worker process's share, in bytes (set for workers)
 DUCKDB_SHARE = 0.5  # of a process's share: the rest is Python, Arrow and polars around the queries
+# DuckDB never gets less: installing the catalog into a fresh cache (the first process after an
+# upgrade) ran out of memory at 64 MiB, and a spill cannot help there
+DUCKDB_FLOOR = 256 << 20
 
 
 def job_budget() -> int | None:
@@ -44,6 +47,6 @@ def limit_duckdb(con) -> None:
     budget = process_budget()
     if budget is None:
         return
-    con.execute(f"SET memory_limit = '{max(64 << 20, int(budget * DUCKDB_SHARE))}B'")
+    con.execute(f"SET memory_limit = '{max(DUCKDB_FLOOR, int(budget * DUCKDB_SHARE))}B'")
     spill = os.path.join(tempfile.gettempdir(), f"tracelake-spill-{os.getpid()}")
     con.execute(f"SET temp_directory = '{spill}'")
