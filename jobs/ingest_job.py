@@ -19,7 +19,7 @@ from ..ingest.printable import path_text
 from ..ingest.reading import Limits, is_regular
 from ..lake import derive, format_version
 from ..lake.database import update_database
-from ..lake.layout import is_lake, lake_index, prepare_for_writing
+from ..lake.layout import has_any_derived, is_lake, lake_index, prepare_for_writing
 from ..lake.lock import writes_lake
 from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES
 from ..lake.version import __version__
@@ -108,10 +108,13 @@ def _outcome(path: str, make: Callable[[], tuple[int, str, list[str]]]) -> FileO
     return FileOutcome(shown, "ok", trace_id, events, time.perf_counter() - t0, warnings=tuple(warnings))
 
 
-def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[str] | None = None) -> FileOutcome:
+def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[str] | None = None,
+               hold: bool = False) -> FileOutcome:
     """One file into the lake. The outcome's path is the file name as UTF-8 text (path_text).
     `needed`: the only tables anyone will read (catalog.reads); the calling context and the
-    critical path are then built only if some of their tables are among them (default: all)."""
+    critical path are then built only if some of their tables are among them (default: all).
+    `hold`: the trace is held, not published, until its derived tables are written (the
+    derivation that follows publishes it: lake/derive.py)."""
 
     def make():
         result = ingest_file(path, limits)
@@ -120,7 +123,7 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[
             writer.write(result.tables)
             for built in _analysis_tables(result, needed):
                 writer.write(built)
-            writer.publish()
+            writer.hold() if hold else writer.publish()
         return result.event_count, result.trace_id, result.warnings
 
     return _outcome(path, make)
@@ -169,11 +172,13 @@ def ingest_paths(paths: list[str], lake: str | Path,
     anyone will read: a throwaway lake whose views are evaluated directly, `tracelake stats`) the
     lake gets no derived tables and no database, and tables outside `needed` may be left out."""
     lake = prepare_for_writing(Path(lake))
-    outcomes = _each_file(paths, lambda path: ingest_one(path, lake, limits, needed), on_outcome)
+    hold = needed is None and has_any_derived(lake)  # a trace comes with its derived tables (lake/derive.py)
+    outcomes = _each_file(paths, lambda path: ingest_one(path, lake, limits, needed, hold), on_outcome)
     if needed is not None:
         return outcomes
     if derive.worth_deriving(lake):  # the new traces' views and their runs' other ranks' (lake/derive.py)
-        derive.derive_here(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}))
+        derive.derive_here(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}, held=hold))
+    derive.publish_held(lake)
     update_database(lake)
     return outcomes
 

@@ -1,9 +1,11 @@
 """The batch job: `tracelake run DIR... --out OUTDIR`: directories of traces -> lake + database.
 
 Each file is an independent task (ingest, build its calling context, write its partitions
-atomically) run in a process pool. The run is incremental: the lake's own `traces` table says
-which file (path and content hash) each trace came from, so an unchanged file is skipped, a
-changed one is re-ingested and its old trace removed, and --prune drops traces whose file is gone.
+atomically) run in a process pool; the derivation step that follows publishes each trace with its
+derived tables (lake/derive.py), so that a reader never sees one without the other. The run is
+incremental: the lake's own `traces` table says which file (path and content hash) each trace came
+from, so an unchanged file is skipped, a changed one is re-ingested and replaces its old trace, and
+--prune drops traces whose file is gone.
 Because the lake is the only state, a run killed at any point (even kill -9) leaves nothing that
 a re-run does not clean up (layout.prepare_for_writing) or redo.
 """
@@ -22,7 +24,7 @@ from ..ingest.printable import path_text
 from ..ingest.reading import Limits
 from ..lake import compact, derive, format_version
 from ..lake.database import update_database
-from ..lake.layout import delete_trace, lake_index, loose_trace_ids, prepare_for_writing
+from ..lake.layout import delete_trace, lake_index, loose_trace_ids, note_replaces, prepare_for_writing
 from ..lake.lock import writes_lake
 from . import derive_job
 from .ingest_job import FileOutcome, held_unchanged, ingest_one, skip_if_no_trace
@@ -45,7 +47,7 @@ class RunSummary:
 
 
 def _task(path: str, lake: str, limits: Limits | None) -> FileOutcome:
-    return ingest_one(path, Path(lake), limits)
+    return ingest_one(path, Path(lake), limits, hold=True)  # published with its derived tables
 
 
 def _execute(paths: list[str], lake: Path, workers: int, executor: str, scheduler: str | None,
@@ -103,18 +105,19 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     for outcome in _execute(todo, lake, workers, executor, scheduler, limits):
         skip_if_no_trace(outcome)
         if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
-            delete_trace(lake, known[outcome.path][1])  # the file changed: drop its old trace
-            gone_from.add(os.path.dirname(outcome.path))
+            note_replaces(lake, outcome.trace_id, known[outcome.path][1])  # the file changed: its old trace
+            gone_from.add(os.path.dirname(outcome.path))                   # goes when the new one comes
         done += 1
         on_outcome(outcome, done, len(todo))
         summary.files.append(asdict(outcome))
     # the materialized views of the new traces and of their runs' other ranks, in the same workers
     fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
-    tasks = derive.plan(lake, fresh, gone_from, workers)
+    tasks = derive.plan(lake, fresh, gone_from, workers, held=True)
     if tasks:
         traces = sum(len(targets) for _, targets in tasks)
         on_stage(f"derive: the views of {traces} trace{'s' * (traces != 1)}")
     summary.derive_warnings = derive_job.derive(lake, tasks, workers, executor, scheduler)
+    derive.publish_held(lake)  # (derivation published them; any it had no view for)
     if len(loose_trace_ids(lake, "traces")) >= compact.AUTO_LOOSE:  # keeps file counts and query times flat
         compact.compact(lake, count=False)
     update_database(lake)

@@ -26,12 +26,13 @@ def _empty(spec, types: dict) -> str:
 
 
 def load(con, lake: Path, trace_ids: list[str], temp: bool = False, only: set[str] | None = None,
-         lazy: set[str] = frozenset()) -> None:
+         lazy: set[str] = frozenset(), held: dict[str, Path] | None = None) -> None:
     """(Re)create every base table on `con` as an in-memory TABLE (a TEMP one with `temp`, which
     shadows the placeholder of a catalog template) of the rows of `trace_ids`, from their
     partitions or segments ([] gives empty typed tables; so do tables not in `only`). The tables
     in `lazy` become views over those files instead: read when a query reads them, not now (the
-    report pages read few tables besides the derived views: jobs/report_views.read_tables)."""
+    report pages read few tables besides the derived views: jobs/report_views.read_tables).
+    Traces in `held` (a derivation's: layout.held_traces) are read from their held folders."""
     from .schema import TABLES
 
     types = duck_types()
@@ -42,7 +43,7 @@ def load(con, lake: Path, trace_ids: list[str], temp: bool = False, only: set[st
     for table, spec in TABLES.items():
         cols = ", ".join(c.name for c in spec.columns)
         wanted = trace_ids and (only is None or table in only)
-        source = scan.scoped_source(lake, table, trace_ids) if wanted else None
+        source = scan.scoped_source(lake, table, trace_ids, held) if wanted else None
         kind = "VIEW" if source and table in lazy else "TABLE"
         if existing.get(table, kind) != kind:  # a view cannot be replaced by a table, nor the reverse
             con.execute(f"DROP {existing[table]} {schema}{table}")

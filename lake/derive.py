@@ -80,10 +80,11 @@ def run_keys(lake: Path, trace_ids: Iterable[str] | None = None) -> dict[str, st
     return {t: key for t, (key, _) in _trace_facts(lake, trace_ids).items()}
 
 
-def _trace_facts(lake: Path, trace_ids: Iterable[str] | None = None) -> dict[str, tuple[str, int]]:
-    """trace_id -> (run key, event count)."""
+def _trace_facts(lake: Path, trace_ids: Iterable[str] | None = None,
+                 held: dict[str, Path] | None = None) -> dict[str, tuple[str, int]]:
+    """trace_id -> (run key, event count); of the traces `held` too (read from their folders)."""
     source = (scan.all_source(lake, "traces") if trace_ids is None
-              else scan.scoped_source(lake, "traces", sorted(trace_ids)))
+              else scan.scoped_source(lake, "traces", sorted(trace_ids), held))
     if not source:
         return {}
     rows = duckdb.sql(
@@ -124,17 +125,25 @@ def _memory_bytes() -> int:
 
 
 def plan(lake: Path, fresh: Iterable[str] = (), changed_folders: Iterable[str] = (),
-         jobs: int = 1) -> list[tuple[list[str], dict]]:
+         jobs: int = 1, held: bool = False) -> list[tuple[list[str], dict]]:
     """The derivation tasks: (scope, {trace_id: [views]}), each a batch of whole run scopes (at least
     `jobs` batches where there are that many runs). Fresh traces, their runs' other ranks and the
     PyTorch ranks in `changed_folders` (where a trace was removed) get every view; other traces get
-    the views they have no current partition of."""
+    the views they have no current partition of. With `held`, the writer's held traces
+    (layout.hold: their derivation publishes them) are fresh and count as in the lake, and the
+    traces they replace do not; without it (a database rebuilt by a reader after a writer was
+    killed) they are left for the next writer to remove."""
     views = current()
     need = {t: set(v) for t, v in missing(lake, views).items()}
-    fresh, changed_folders = set(fresh), set(changed_folders)
+    held = layout.held_traces(lake) if held else {}
+    fresh, changed_folders = set(fresh) | set(held), set(changed_folders)
     if not (need or fresh or changed_folders):
         return []  # (reading the traces table of a large lake costs seconds)
     facts = _trace_facts(lake)
+    if held:
+        for t in layout.replaced_by_held(lake) - set(held):
+            facts.pop(t, None)
+        facts.update(_trace_facts(lake, held, held))
     keys = {t: key for t, (key, _) in facts.items()}
     fresh_keys = {keys[t] for t in fresh if t in keys}
     folders = tuple(f.rstrip("/") + "/" for f in changed_folders)
@@ -168,11 +177,12 @@ def batches(tasks: list[tuple[list[str], dict]], events: dict[str, int], jobs: i
     return [(sorted(scope), dict(sorted(targets.items()))) for _, scope, targets in bins if targets]
 
 
-def _scope_database(lake: str, scope: list[str]):
+def _scope_database(lake: str, scope: list[str], held: dict[str, Path]):
     """A fresh in-memory database for one derivation: the catalog copied from the cached template
     (COPY FROM DATABASE, ~50 ms; installed afresh when there is no cache folder) with the scope's
     rows as tables of main, so that every cursor sees them, and the tables that replace the
-    materialized views as they are computed (a TEMP table would be its own cursor's only)."""
+    materialized views as they are computed (a TEMP table would be its own cursor's only). The
+    traces in `held` are read from their held folders."""
     from .schema import TABLES
 
     con = planner_settings(duckdb.connect())
@@ -186,7 +196,7 @@ def _scope_database(lake: str, scope: list[str]):
         con.execute("DETACH catalog_template")
     for table in TABLES:
         con.execute(f"DROP VIEW IF EXISTS {table}")  # the placeholders: tables of the scope's rows below
-    base_tables.load(con, Path(lake), scope)
+    base_tables.load(con, Path(lake), scope, held=held)
     return con
 
 
@@ -218,10 +228,13 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
     Each view is evaluated once, replaced by a table of its rows that the views above read, and
     written; `threads` views at a time, each as soon as the views it reads are done (a view takes
     ~15 ms of DuckDB's planning whatever its size, one thread each). Returns warnings (a view that
-    fails on a trace is left without partitions, and said; the views above it evaluate it)."""
+    fails on a trace is left without partitions, and said; the views above it evaluate it).
+    A held trace of the scope (layout.hold) gets its partitions beside it, and is published with
+    them once all are written: readers never see it without them."""
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
-    con = _scope_database(lake, scope)
+    held = {t: d for t, d in layout.held_traces(Path(lake)).items() if t in set(scope)}
+    con = _scope_database(lake, scope, held)
     fingerprints = current()
     order = _in_order({v for vs in targets.values() for v in vs} | set(_SHARED))
     needs = _dependencies(order)
@@ -243,7 +256,10 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
             if view in fingerprints:
                 for trace_id, staged in _write_partitions(cur, view, [t for t, vs in targets.items() if view in vs],
                                                           staging / view):
-                    layout.publish_derived(Path(lake), view, fingerprints[view], trace_id, staged)
+                    if trace_id in held:
+                        layout.hold_derived(held[trace_id], view, fingerprints[view], staged)
+                    else:
+                        layout.publish_derived(Path(lake), view, fingerprints[view], trace_id, staged)
         finally:
             cur.close()
 
@@ -258,10 +274,19 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
                 for future in finished:
                     future.result()
                     done.add(running.pop(future))
+        publish_held(Path(lake), held)
     finally:
         con.close()
         layout.discard_staging(staging)
     return sorted(warnings)
+
+
+def publish_held(lake: Path, held: dict[str, Path] | None = None) -> None:
+    """Publish held traces (all the lake holds, without `held`) with the derived partitions
+    written beside them."""
+    for trace_id, folder in sorted((layout.held_traces(lake) if held is None else held).items()):
+        layout.publish(lake, trace_id, folder)
+        layout.discard_staging(folder)
 
 
 def _in_order(views: set[str]) -> list[str]:

@@ -2,6 +2,8 @@
 
     <lake>/<table>/trace_id=<trace_id>/data.parquet    a partition: one table of one trace
     <lake>/.staging/<trace_id>.<random>/<table>/       a trace being written
+    <lake>/.staging/held/<trace_id>/<table>/           a trace written, waiting for its derived tables
+    <lake>/.staging/held/<trace_id>/derived/<view>@<fp>/data.parquet    (its derived rows, as derived)
     <lake>/derived/<view>@<sql fingerprint>/trace_id=<trace_id>/data.parquet
                                                        a materialized view's rows for one trace
     <lake>/.schemas/<table>@<hash>                     the schemas the partitions of a table have
@@ -38,6 +40,8 @@ import uuid
 from pathlib import Path
 
 STAGING = ".staging"
+HELD = "held"
+_REPLACES = "replaces"  # in a held trace's folder: the id of the trace it replaces on publishing
 DERIVED = "derived"
 SCHEMAS = ".schemas"
 COMPACTED = ".compacted"
@@ -340,13 +344,68 @@ def staged_file(staging: Path, table: str) -> Path:
 
 
 def publish(lake: Path, trace_id: str, staging: Path) -> None:
-    """Move a staged trace into place, replacing any trace of that id: event tables first, `traces` last."""
+    """Move a staged (or held) trace into place, replacing any trace of that id and the trace it
+    replaces (`hold`): its derived partitions first, then its event tables, `traces` last, so that
+    a reader that sees the trace sees its derived rows too."""
     delete_trace(lake, trace_id)
+    replaces = staging / _REPLACES
+    if replaces.is_file() and (old := replaces.read_text()) != trace_id:
+        delete_trace(lake, old)
+    derived = staging / DERIVED
+    for folder in sorted(derived.iterdir()) if derived.is_dir() else ():
+        view, fingerprint = folder.name.rsplit("@", 1)
+        publish_derived(lake, view, fingerprint, trace_id, folder / _FILE)
     for name in [n for n in _tables() if n != "traces"] + ["traces"]:
         final = partition_dir(lake, name, trace_id)
         final.parent.mkdir(parents=True, exist_ok=True)
         _note_schema(lake, name)
         os.replace(staging / name, final)
+
+
+# --- held traces: written, not yet published (a `run` publishes a trace with its derived tables) ---
+
+def held_dir(lake: Path, trace_id: str) -> Path:
+    return Path(lake) / STAGING / HELD / trace_id
+
+
+def hold(lake: Path, trace_id: str, staging: Path) -> Path:
+    """Keep a staged trace for publishing later (`publish`), once its derived tables are written
+    beside it (`hold_derived`); returns its folder. A held trace is no part of the lake: readers
+    do not see it, and the next writer removes it if this one never publishes it (a killed job:
+    its file is ingested again). A later trace of the same id replaces it."""
+    final = held_dir(lake, trace_id)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(final, ignore_errors=True)
+    os.rename(staging, final)
+    return final
+
+
+def note_replaces(lake: Path, trace_id: str, old_trace_id: str) -> None:
+    """The held trace, once published, replaces `old_trace_id` (the same file's earlier content),
+    which stays in the lake until then."""
+    (held_dir(lake, trace_id) / _REPLACES).write_text(old_trace_id)
+
+
+def held_traces(lake: Path) -> dict[str, Path]:
+    """trace_id -> folder of each held trace."""
+    root = Path(lake) / STAGING / HELD
+    return {d.name: d for d in root.iterdir() if (d / "traces" / _FILE).is_file()} if root.is_dir() else {}
+
+
+def replaced_by_held(lake: Path) -> set[str]:
+    """The traces that held traces replace once published."""
+    return {(d / _REPLACES).read_text() for d in held_traces(lake).values() if (d / _REPLACES).is_file()}
+
+
+def held_file(held: Path, table: str) -> Path:
+    return held / table / _FILE
+
+
+def hold_derived(held: Path, view: str, fingerprint: str, staged: Path) -> None:
+    """Put a derived partition (a file written at `staged`) beside its held trace."""
+    final = held / DERIVED / f"{view}@{fingerprint}" / _FILE
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(staged, final)
 
 
 def _schema_tag(table: str) -> str:

@@ -71,9 +71,13 @@ def point(con, name: str, lake: Path, folder: str, union_by_name: bool = False,
     return True
 
 
-def scoped_source(lake: Path, folder: str, trace_ids: list[str]) -> str | None:
-    """A FROM expression for the rows of `folder` of these traces (files listed now), or None."""
-    parts = []
+def scoped_source(lake: Path, folder: str, trace_ids: list[str], held: dict[str, Path] | None = None) -> str | None:
+    """A FROM expression for the rows of `folder` of these traces (files listed now), or None.
+    Traces in `held` (trace_id -> folder: layout.held_traces) are read from there, not the lake."""
+    held = {t: d for t, d in (held or {}).items() if t in trace_ids and "/" not in folder}
+    parts = [f"SELECT *, {_quote(t)} AS trace_id FROM read_parquet({_quote(str(layout.held_file(d, folder)))})"
+             for t, d in held.items()]
+    trace_ids = [t for t in trace_ids if t not in held]
     files = layout.table_files(lake, folder, trace_ids) if "/" not in folder else [
         str(f) for t in trace_ids if (f := layout.loose_file(lake, folder, t)).exists()]
     if files:

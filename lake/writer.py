@@ -2,7 +2,8 @@
 
 Every table of ingest.schema is written for every trace, also when empty, so every view binds and
 a trace is replaced by swapping its partitions. Crash safety: the tables are first written to a
-staging folder, then renamed into place with `traces` last (layout.publish); a trace is
+staging folder, then renamed into place with `traces` last (layout.publish; or first held until
+its derived tables are written, layout.hold); a trace is
 complete exactly when its `traces` partition exists, and every lake writer first removes what an
 interrupted one left (layout.prepare_for_writing).
 """
@@ -97,10 +98,19 @@ class TraceWriter:
         _write_parquet(table, self.files[name])
 
     def publish(self) -> None:
+        self._finish()
+        layout.publish(self.lake, self.trace_id, self.staging)
+
+    def hold(self) -> None:
+        """Like publish, but the trace waits in the lake's staging area until its derived tables are
+        written beside it; then both are published together (layout.hold)."""
+        self._finish()
+        layout.hold(self.lake, self.trace_id, self.staging)
+
+    def _finish(self) -> None:
         self.write({name: None for name in TABLES if name not in self.pending})
         for future in self.pending.values():
             future.result()  # raises the first error of a background write
-        layout.publish(self.lake, self.trace_id, self.staging)
 
     def __exit__(self, exc_type, exc, tb) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)

@@ -1,5 +1,6 @@
 """Readers during writes (issue #32, class 2): `tracelake sql`, the Python API and the duckdb CLI
-query a lake in a loop, each in its own process, while `tracelake run` adds traces to it."""
+query a lake in a loop, each in its own process, while `tracelake run` adds traces to it: every
+query sees a trace whole (its kernels) with its materialized views (its steps), or not at all."""
 
 from __future__ import annotations
 
@@ -63,8 +64,9 @@ def test_queries_during_a_run_see_whole_traces_and_no_errors(tmp_path):
     for name, results in seen.items():
         assert results and not [r for r in results if not r.startswith("ok ")], (name, results)
         states = [_state(r.removeprefix("ok ")) for r in results]
-        for state in states:  # each trace's kernels all there or not at all
+        for state in states:  # each trace's kernels all there or not at all, and its derived rows with them
             assert all(after[t][0] == n for t, (n, _) in state.items()), (name, state, after)
+            assert all(steps for _, steps in state.values()), (name, state)
         assert len(states[0]) >= 1 and len(states[-1]) >= len(states[0]), name
     assert sum(len(s) for s in seen.values()) >= 6
 
@@ -92,3 +94,27 @@ def test_a_plain_duckdb_cli_holding_the_database_blocks_no_tracelake_reader_or_w
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_held_trace_is_invisible_until_it_is_published_with_its_derived_tables(tmp_path):
+    """The order that test above relies on, step by step: `run` holds each ingested trace (written,
+    not published); derivation writes its derived tables beside it and then publishes both."""
+    from tracelake.jobs.ingest_job import ingest_one
+    from tracelake.lake import derive, layout
+
+    out = tmp_path / "out"
+    assert tracelake("run", folder_with(tmp_path, "a", SMALL), "--out", out, "--no-reports", "--jobs", "1",
+                     "-q").returncode == 0
+    lake = out / "lake"
+    held = ingest_one(str(MNIST), lake, hold=True)
+    assert held.status == "ok" and set(layout.held_traces(lake)) == {held.trace_id}
+    assert held.trace_id not in layout.complete_trace_ids(lake)
+    seen = tracelake("sql", "--lake", lake, "--format", "csv", "SELECT count(*) AS n FROM traces")
+    assert seen.stdout.split() == ["n", "1"], seen.stderr
+    tasks = derive.plan(lake, held=True)
+    assert [held.trace_id in targets for _, targets in tasks] == [True]
+    assert derive.derive_here(lake, tasks) == []
+    assert layout.held_traces(lake) == {} and held.trace_id in layout.complete_trace_ids(lake)
+    views = derive.current()
+    assert all(held.trace_id in layout.derived_trace_ids(lake, v, fp) for v, fp in views.items()), views
+    assert tracelake("sql", "--lake", lake, "--format", "csv", "SELECT count(*) AS n FROM traces").stdout.split() == ["n", "2"]
