@@ -43,6 +43,14 @@ def _wait_until(condition, seconds: float) -> bool:
     return condition()
 
 
+# A command as a terminal starts it: with Ctrl-C's default action. A process inherits an ignored
+# SIGINT across exec, and a shell ignores it for what it starts in the background (`make test &`
+# in a script): the CLI, rightly, then keeps ignoring it, and the Ctrl-C tests failed for that
+# reason alone. This prefix restores the default, then execs the command in the same process.
+_FROM_A_TERMINAL = [sys.executable, "-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                    "os.execv(sys.argv[1], sys.argv[1:])"]
+
+
 def _busy_run(tmp_path: Path) -> subprocess.Popen:
     """`tracelake run` on 12 traces with 2 workers, in a process group of its own; returns once
     both workers are busy (main + resource tracker + fork server + 2 workers)."""
@@ -51,7 +59,7 @@ def _busy_run(tmp_path: Path) -> subprocess.Popen:
     for i in range(12):
         with open(src / f"{i}.json.gz", "wb") as f:
             f.write(RESNET.read_bytes() + b"\0" * (i + 1))  # trailing bytes: a new hash, same events
-    cmd = [sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--out", str(tmp_path / "out"),
+    cmd = [*_FROM_A_TERMINAL, sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--out", str(tmp_path / "out"),
            "--jobs", "2", "-q", "--no-reports"]
     proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True, stderr=subprocess.PIPE, text=True)
     assert _wait_until(lambda: len(_group(proc.pid)) >= 5, 60), "workers did not start"
@@ -97,7 +105,8 @@ def test_ctrl_c_while_a_worker_starts_prints_no_traceback(tmp_path):
     for i in range(12):
         (src / f"{i}.json.gz").write_bytes(RESNET.read_bytes() + b"\0" * (i + 1))
     for attempt, (nth, delay) in enumerate([(n, d) for n in (4, 5) for d in (0.005, 0.02, 0.05, 0.1)]):
-        cmd = [sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--out", str(tmp_path / f"o{attempt}"),
+        cmd = [*_FROM_A_TERMINAL, sys.executable, "-m", "tracelake.cli.main", "run", str(src), "--out",
+               str(tmp_path / f"o{attempt}"),
                "--jobs", "2", "-q", "--no-reports"]
         proc = subprocess.Popen(cmd, cwd=REPO, start_new_session=True, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
