@@ -56,7 +56,7 @@ def ingest_file(path: str, limits: Limits | None = None, tables: set[str] | None
     """Read one trace file into unified tables. Bad input raises TraceError with a one-line reason.
     limits: how far gzip may inflate (reading.Limits; default: from the environment). tables: the
     only tables wanted (None: all); an Nsight export's others are not read (nsys.ingest_nsys), a
-    PyTorch trace is decoded whole."""
+    PyTorch trace's events are all decoded but the others' rows are not built (kineto.ingest_kineto)."""
     with using(limits):
         return _ingest(path, tables)
 
@@ -72,7 +72,7 @@ def _ingest(path: str, tables: set[str] | None) -> IngestResult:
                 return ingest_nsys(path, tables)
             from .kineto import ingest_kineto
 
-            return ingest_kineto(path)
+            return ingest_kineto(path, tables)
     except TraceError:
         raise
     except MemoryError:

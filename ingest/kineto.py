@@ -58,11 +58,14 @@ _ROWS = {
 
 
 class _Tables:
-    """The rows of one Kineto trace, added a decoded chunk of events at a time."""
+    """The rows of one Kineto trace, added a decoded chunk of events at a time. build: the row
+    tables (_ROWS) to build (None: all); pids_only: those of which only the pid column is kept."""
 
-    def __init__(self):
+    def __init__(self, build: set[str] | None = None, pids_only: frozenset[str] = frozenset()):
+        self.build, self.pids_only = build, pids_only
         self.parts: dict[str, list[pa.Table]] = defaultdict(list)
         self.events_read = 0
+        self.timed = False  # any event of some table, built or not
         self.process_names: dict[int, str] = {}
         self.thread_names: dict[tuple[int, int], str] = {}
 
@@ -73,7 +76,15 @@ class _Tables:
         rows.add_names(routed.pop("meta", []), self.process_names, self.thread_names)
         for name in list(routed):
             events_of_table = routed.pop(name)
-            part = _ROWS[name](events_of_table) if events_of_table else None
+            if not events_of_table:
+                continue
+            self.timed = True
+            if self.build is None or name in self.build:
+                part = _ROWS[name](events_of_table)
+            elif name in self.pids_only:
+                part = rows.pid_rows(events_of_table)
+            else:
+                continue
             if part is not None:
                 self.parts[name].append(part)
 
@@ -118,8 +129,8 @@ def _sink(routed, ph, cat):
     return None
 
 
-def _read_chunks(decoded: DecodedTrace) -> _Tables:
-    parts = _Tables()
+def _read_chunks(decoded: DecodedTrace, build: set[str] | None = None) -> _Tables:
+    parts = _Tables(build, frozenset({"cpu_ops"}) if build is not None and "cpu_ops" not in build else frozenset())
     for events in decoded.chunks:
         parts.add(events)
     return parts
@@ -244,16 +255,41 @@ def _devices(metadata: dict, vendor: str) -> pa.Table | None:
     )
 
 
-def ingest_kineto(path: str) -> IngestResult:
+# The row tables (_ROWS) a wanted table is made from besides its own: GPU work takes the pid/tid
+# of the API call that launched it (and the pid of the trace's one CPU process, which the cpu_ops'
+# pids tell too: _read_chunks keeps just those when the operators are not built); the devices'
+# vendor is told by the API names; processes and threads list the CPU-side lanes; flows are paired
+# from flow_ends. The traces row's span and event count cover every table: it needs them all.
+_MADE_FROM = {
+    "kernels": {"kernels", "api_calls"}, "memcpy": {"memcpy", "api_calls"}, "memset": {"memset", "api_calls"},
+    "devices": {"api_calls"}, "processes": {"api_calls", "cpu_ops", "python_frames"},
+    "threads": {"api_calls", "cpu_ops", "python_frames"}, "flows": {"flow_ends"},
+}
+
+
+def _row_tables(tables: set[str] | None) -> set[str] | None:
+    """The row tables to build for the wanted tables (None: all of them)."""
+    if tables is None or "traces" in tables:
+        return None
+    return {made for name in tables for made in _MADE_FROM.get(name, {name})} & set(_ROWS)
+
+
+def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
+    """The trace's unified tables. wanted: the only tables wanted (`tracelake stats` of a file reads
+    just what its reports need, as ingest_nsys does): every event is still decoded, but the rows
+    of the other tables are not built, and the result holds the wanted tables and a traces row,
+    whose span, event count and warnings then cover only the tables read (unless `traces` is
+    wanted: then every table is read). None: all."""
+    build = _row_tables(wanted)
     try:
         decoded = decode(path)
-        parts = _read_chunks(decoded)
+        parts = _read_chunks(decoded, build)
     except ChunkFailed:  # a chunk cut was wrong or the JSON is damaged: decode the file whole
         decoded = decode(path, chunked=False)
-        parts = _read_chunks(decoded)
+        parts = _read_chunks(decoded, build)
     if not parts.events_read:
         raise TraceError(path, "no trace events in the file")
-    if not parts.parts:  # nothing but process/thread names, or objects that are no trace events
+    if not parts.timed:  # nothing but process/thread names, or objects that are no trace events
         if parts.process_names or parts.thread_names:
             raise TraceError(path, f"no timed events: the {parts.events_read:,} events only name processes "
                                    "and threads")
@@ -263,9 +299,10 @@ def ingest_kineto(path: str) -> IngestResult:
 
     api = parts.take("api_calls")
     cpu_pids = {p for p in (pc.unique(api.column("pid")).to_pylist() if api is not None else []) if p is not None}
-    ops = _nest_ops(_with_row_ids(parts.take("cpu_ops"), "op_id"))
+    ops = parts.take("cpu_ops")
     if ops is not None:
         cpu_pids.update(p for p in pc.unique(ops.column("pid")).to_pylist() if p is not None)
+    ops = _nest_ops(_with_row_ids(ops, "op_id")) if build is None or "cpu_ops" in build else None
     single_pid = next(iter(cpu_pids)) if len(cpu_pids) == 1 else None
     launchers = _launchers(api)
 
@@ -360,4 +397,5 @@ def ingest_kineto(path: str) -> IngestResult:
         metadata=metadata,
         event_count=event_count(tables),
     )
-    return IngestResult(trace_id, {k: v for k, v in tables.items() if v is not None}, decoded.warnings)
+    kept = set(tables) if wanted is None else {*wanted, "traces"}
+    return IngestResult(trace_id, {k: v for k, v in tables.items() if v is not None and k in kept}, decoded.warnings)

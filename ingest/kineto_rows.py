@@ -187,6 +187,11 @@ def python_frame_rows(events: list[Event]) -> pa.Table:
     return _table("python_frames", cols)
 
 
+def pid_rows(events: list[Event]) -> pa.Table:
+    """Only the pid column of a table's rows (what kineto needs of a table it does not build)."""
+    return pa.table({"pid": _ints([e.pid for e in events])})
+
+
 def flow_end_rows(events: list[Event]) -> pa.Table:
     """One row per flow start ('s') or end ('f') event; kineto.pair_flows joins the two."""
     ends = {"s": "start", "f": "end"}

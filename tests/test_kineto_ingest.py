@@ -151,3 +151,21 @@ def test_kernel_summary_view_agrees_with_hta(corpus, corpus_con, file_name):
             assert abs(ours[name][1] / 1000 - sum_us) <= 2 * count, name  # start rounded up, end down
     kernel_names = [n for n in hta if not n.startswith(("Memcpy", "Memset"))]
     assert compared >= 0.9 * len(kernel_names)
+
+
+def test_tables_asked_alone_are_those_of_a_whole_read():
+    """`tracelake stats` of a file asks for the tables its reports read: their rows are built
+    alone (GPU work still gets its launcher's pid/tid, the devices their vendor, processes and
+    threads every CPU-side lane), equal to the same tables of a full read; nothing else is kept
+    but the traces row, which is whole again once `traces` is asked for."""
+    path = str(DATA / "torch-2.11_resnet50-train-fp32-pageable_h100.pt.trace.json.gz")
+    whole = ingest_file(path).tables
+    assert {"kernels", "memcpy", "flows", "processes", "threads", "devices", "cpu_ops"} <= set(whole)
+    for asked in ({"kernels"}, {"memcpy", "memset"}, {"flows"}, {"processes", "threads"}, {"devices"},
+                  {"cpu_ops", "kernel_summary"}):
+        got = ingest_file(path, tables=asked).tables
+        assert set(got) == {t for t in asked if t in whole} | {"traces"}, asked
+        for name in set(got) - {"traces"}:
+            assert got[name].equals(whole[name]), name
+    traces = ingest_file(path, tables={"traces"}).tables["traces"]
+    assert traces.drop(["ingested_at"]).equals(whole["traces"].drop(["ingested_at"]))
