@@ -65,7 +65,7 @@ class _Tables:
         self.build, self.pids_only = build, pids_only
         self.parts: dict[str, list[pa.Table]] = defaultdict(list)
         self.events_read = 0
-        self.timed = False  # any event of some table, built or not
+        self.timed = False  # any row of some table, built or not
         self.process_names: dict[int, str] = {}
         self.thread_names: dict[tuple[int, int], str] = {}
 
@@ -78,13 +78,13 @@ class _Tables:
             events_of_table = routed.pop(name)
             if not events_of_table:
                 continue
-            self.timed = True
-            if self.build is None or name in self.build:
+            # counters are always built: few, and only their rows tell whether any event is valid
+            built = self.build is None or name in self.build or name == "counters"
+            if built:
                 part = _ROWS[name](events_of_table)
-            elif name in self.pids_only:
-                part = rows.pid_rows(events_of_table)
             else:
-                continue
+                part = rows.pid_rows(events_of_table) if name in self.pids_only else None
+            self.timed = self.timed or part is not None or not built
             if part is not None:
                 self.parts[name].append(part)
 
