@@ -149,7 +149,12 @@ def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, lis
             break
         candidate[idx[ended]] = parent_of[c[ended]]
 
-    labels = list(zip(ranges["label"].to_list(), ranges["kind"].to_list(), strict=True))
+    # (label, kind) of each range as one of its few distinct pairs (a Python string per range,
+    # 165k of them on the reference trace, cost more than all the paths below)
+    pairs = ranges.select("label", "kind").unique(maintain_order=True).with_row_index("_pair")
+    distinct = list(zip(pairs["label"].to_list(), pairs["kind"].to_list(), strict=True))
+    pair_of = ranges.select("label", "kind").join(pairs, on=["label", "kind"], how="left", nulls_equal=True,
+                                                  maintain_order="left")["_pair"].to_list()
     range_paths: dict[int, list] = {}
     # Equal paths are one list object (interned by parent path and label), so that callers can
     # cache what they derive from a path by its id: thousands of operator calls share a few paths.
@@ -167,9 +172,10 @@ def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, lis
                 j = parents[j]
             base = range_paths[j] if j >= 0 else root
             for k in reversed(chain):
-                path = interned.get((id(base), labels[k]))
+                label = distinct[pair_of[k]]
+                path = interned.get((id(base), label))
                 if path is None:
-                    path = interned[(id(base), labels[k])] = base + [labels[k]]
+                    path = interned[(id(base), label)] = base + [label]
                 base = range_paths[k] = path
             cached = range_paths[i]
         return cached
