@@ -163,8 +163,10 @@ def _merged_tids(tables: dict[str, pa.Table], spans: pl.DataFrame) -> pl.DataFra
 def _edges_frame(src, dst, edge_type: str, weight, attr_ev) -> pl.DataFrame:
     n = len(src)
     return pl.DataFrame({"src": np.asarray(src, dtype=np.int64), "dst": np.asarray(dst, dtype=np.int64),
-                         "edge_type": [edge_type] * n, "weight_ns": np.asarray(weight, dtype=np.int64),
-                         "attr_ev": pl.Series(attr_ev, dtype=pl.Int64) if attr_ev is not None else [None] * n},
+                         "edge_type": pl.repeat(edge_type, n, dtype=pl.String, eager=True),
+                         "weight_ns": np.asarray(weight, dtype=np.int64),
+                         "attr_ev": pl.Series(attr_ev, dtype=pl.Int64) if attr_ev is not None
+                         else pl.repeat(None, n, dtype=pl.Int64, eager=True)},
                         schema={"src": pl.Int64, "dst": pl.Int64, "edge_type": pl.String, "weight_ns": pl.Int64,
                                 "attr_ev": pl.Int64})
 
@@ -211,8 +213,14 @@ def _thread_edges(cpu: pl.DataFrame) -> list[pl.DataFrame]:
     out = []
     for mask, kind in ((top, "dependency"), (~top, "operator")):
         out.append(_edges_frame(node_p[mask], node_c[mask], kind, weight[mask],
-                                None if kind == "dependency" else np.where(attr[mask] < 0, None, attr[mask]).tolist()))
+                                None if kind == "dependency" else _null_if_negative(attr[mask])))
     return out
+
+
+def _null_if_negative(values: np.ndarray) -> pl.Series:
+    """An Int64 Series of the values, NULL where negative (no Python object per value)."""
+    series = pl.Series(values, dtype=pl.Int64)
+    return pl.select(pl.when(series >= 0).then(series)).to_series()
 
 
 def _parents(tok: pl.DataFrame) -> np.ndarray:
