@@ -14,6 +14,7 @@ import argparse
 import os
 import sys
 import warnings
+from typing import NoReturn
 
 from ..ingest.reading import BadLimits
 from ..jobs import fs_errors
@@ -237,8 +238,37 @@ class _Versions(argparse.Action):
         parser.exit()
 
 
+# Commands whose process ends without Python's teardown once they return (from the command line
+# only: main(argv) returns as usual). They leave no worker process, thread, connection or
+# temporary file behind them, and freeing every module and object one by one, which nothing
+# needs at the end of a process, took 70-100 ms of `tracelake ingest` of the 89 MB reference trace
+# and 60-80 ms of `tracelake stats` of it (2 cores).
+QUICK_EXIT = frozenset({"ingest", "stats"})
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    code = _run(args)
+    if argv is None and args.command in QUICK_EXIT:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the process now: the atexit handlers run and the output is flushed, the rest of the
+    interpreter's teardown is skipped (os._exit)."""
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away (`| head`), a closed stream
+            pass
+    os._exit(code)
+
+
+def _run(args) -> int:
     prefer_jemalloc()  # before the commands import pyarrow
     apply_memory_option(args)  # before any worker process starts
     from .commands import COMMANDS

@@ -195,3 +195,27 @@ def test_ingest_folder_skips_files_that_are_no_trace(tmp_path, capsys):
     assert out.count("\nskip   ") + out.startswith("skip   ") == 2 and "1 ingested, 0 failed, 2 skipped" in out
     assert main(["ingest", str(folder / "steps.json"), "--lake", str(tmp_path / "lake")]) != 0
     assert "not a PyTorch trace" in capsys.readouterr().err
+
+
+def test_a_command_line_ingest_ends_with_its_output_and_lake_whole(tmp_path):
+    """`tracelake ingest` and `stats` from the command line end without Python's teardown
+    (cli/main.py QUICK_EXIT): every line they wrote still arrives, even into a file or pipe, the
+    exit code is the command's, and the lake's database answers afterwards."""
+    trace = DATA / "torch-2.11_mlp-compiled-inference-fp16_h100.pt.trace.json.gz"
+    lake = tmp_path / "lake"
+    run = [sys.executable, "-m", "tracelake.cli.main"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # output buffered, as usual
+    done = subprocess.run([*run, "ingest", str(trace), str(tmp_path / "missing.json"), "--lake", str(lake)],
+                          capture_output=True, text=True, cwd=REPO, env=env)
+    assert done.returncode == 1  # one file is missing
+    assert done.stdout.startswith("ok ") and done.stdout.splitlines()[-1].startswith("1 ingested, 1 failed")
+    assert "missing.json" in done.stderr
+    con = database.connect(lake)
+    try:
+        [(kernels, names)] = con.sql("SELECT count(*), count(DISTINCT name) FROM kernels").fetchall()
+    finally:
+        con.close()
+    assert kernels > names > 1
+    stats = subprocess.run([*run, "stats", str(trace), "--report", "kernel_summary", "--format", "csv"],
+                           capture_output=True, text=True, cwd=REPO, env=env)
+    assert stats.returncode == 0 and len(stats.stdout.splitlines()) == 1 + names  # a header and a row per name
