@@ -24,7 +24,7 @@ def compile_package() -> None:
     source in every fresh process, a cost no installed tracelake pays."""
     import compileall
 
-    for folder in ("api", "ingest", "analysis", "reports", "sql"):
+    for folder in ("api", "ingest", "lake", "analysis", "jobs", "cli", "reports", "sql"):
         compileall.compile_dir(str(REPO / folder), quiet=1)
 
 
