@@ -22,6 +22,7 @@ This module turns those paths into columns the memory views group by:
 
 from __future__ import annotations
 
+import functools
 import re
 
 import polars as pl
@@ -42,11 +43,17 @@ CATEGORIES = [category for category, _ in CATEGORY_RULES] + ["other"]
 
 
 def category_rank(labels: list[str]) -> int:
-    """Index into CATEGORIES of the first rule some label matches."""
-    for rank, (_, pattern) in enumerate(CATEGORY_RULES):
-        if any(pattern.search(label) for label in labels):
-            return rank
-    return len(CATEGORY_RULES)
+    """Index into CATEGORIES of the first rule some label matches: the least of the labels' own
+    ranks (each label is matched once per process: paths of a trace repeat the same few thousand
+    labels, thousands of times)."""
+    return min(map(_label_rank, labels), default=len(CATEGORY_RULES))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _label_rank(label: str) -> int:
+    """Index into CATEGORIES of the first rule the label matches."""
+    return next((rank for rank, (_, pattern) in enumerate(CATEGORY_RULES) if pattern.search(label)),
+                len(CATEGORY_RULES))
 
 
 BLOCK_KEYS = ["pid", "device_type", "device_id", "address"]
