@@ -134,9 +134,10 @@ def read_in_memory(paths: list[str], needed: set[str], limits: Limits | None = N
                    ) -> tuple[list[FileOutcome], dict[str, dict[str, pa.Table]]]:
     """The trace files found under `paths`, read into tables held in memory rather than a lake
     (`tracelake stats` of files: nothing is written, the views are evaluated on these rows).
-    Returns the outcomes and, per trace read, its tables among `needed`. An Nsight export's other
-    tables are not read at all, unless the calling context or the critical path, which read most
-    of them, are needed."""
+    Returns the outcomes and, per trace read, its tables among `needed`. The other tables are not
+    built at all (an Nsight export's are not even read; a PyTorch trace's events are all decoded,
+    their rows of other tables not made), unless the calling context or the critical path, which
+    read most of them, are needed."""
     tables = {}
     read = None if needed & {*CALLCTX_TABLES, *CRITPATH_TABLES} else needed
 
