@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .critpath_chains import contract_chains
+
 MAX_REPAIR_ROUNDS = 1000
 
 
@@ -85,31 +87,35 @@ def longest_paths(n_nodes: int, src: np.ndarray, dst: np.ndarray, weight: np.nda
 
 
 class RepeatedPaths:
-    """Longest path lengths per step for many weightings of one acyclic graph (the what-if runs):
-    the edges' topological order and their ends as Python lists are made once, and each run is
-    just the relaxation loop, without the path's edges (the standard what-ifs of the 37 corpus
-    traces: 3.73 s with longest_paths, 1.90 s with this, the same rows)."""
+    """Longest path lengths per step for many weightings (all >= 0) of one acyclic graph (the
+    what-if runs). Made once per graph: its chains contracted into single edges (critpath_chains),
+    the remaining nodes numbered densely, the edges' topological order and their ends as Python
+    lists; each run then sums the chains' weights (vectorized) and walks the contracted edges in
+    one plain loop, without the path's edges. The 290 runs of the standard what-ifs of the 37
+    corpus traces (CPU time, 2-core machine at load 4-6): 6.4 s with longest_paths, 2.4 s with
+    the loop over every edge, 0.9 s over the contracted chains, contraction included; the same
+    lengths."""
 
     def __init__(self, n_nodes: int, src: np.ndarray, dst: np.ndarray, node_step: np.ndarray, n_steps: int,
                  rank: np.ndarray):
-        self.order = np.argsort(rank[src], kind="stable")
-        self.src, self.dst = src[self.order].tolist(), dst[self.order].tolist()
-        self.n_nodes, self.n_steps = n_nodes, n_steps
-        touched = np.zeros(n_nodes, dtype=bool)
-        touched[src] = True
-        touched[dst] = True
-        self.touched = np.flatnonzero(touched)
-        self.touched_step = node_step[self.touched]
+        self.chains = contract_chains(src, dst, node_step, n_nodes)
+        nodes, dense = np.unique(np.concatenate([self.chains.src, self.chains.dst]), return_inverse=True)
+        m = len(self.chains.src)
+        self.order = np.argsort(rank[self.chains.src], kind="stable")
+        self.src, self.dst = dense[:m][self.order].tolist(), dense[m:][self.order].tolist()
+        self.n_nodes, self.n_steps = len(nodes), n_steps
+        self.node_step = node_step[nodes]
 
     def lengths(self, weight: np.ndarray) -> np.ndarray:
-        """Per step, the longest path's length (what longest_paths returns first)."""
+        """Per step, the longest path's length (what longest_paths returns first); `weight` per edge
+        of the graph as given (ValueError if one is negative)."""
         dist = [0] * self.n_nodes
-        for s, d, w in zip(self.src, self.dst, weight[self.order].tolist()):
+        for s, d, w in zip(self.src, self.dst, self.chains.weights(weight)[self.order].tolist()):
             nd = dist[s] + w
             if nd > dist[d]:
                 dist[d] = nd
         path = np.zeros(self.n_steps, dtype=np.int64)
-        np.maximum.at(path, self.touched_step, np.asarray(dist, dtype=np.int64)[self.touched])
+        np.maximum.at(path, self.node_step, np.asarray(dist, dtype=np.int64))
         return path
 
 

@@ -293,6 +293,39 @@ def test_repeated_path_lengths_equal_the_full_walk():
             assert ok.all() and repeated.lengths(weight).tolist() == full.tolist()
 
 
+def test_contracted_chains_give_the_full_walk_lengths():
+    """RepeatedPaths walks the graph with its chains contracted (critpath_chains): on random graphs
+    shaped like the critical-path graph (per step, a few long chains, as threads and streams are,
+    with links between them, some against the time order, some into another step, weights of 0
+    too), every weighting gives longest_paths' lengths; a negative weight is refused."""
+    import numpy as np
+    from tracelake.analysis.critpath_longest import RepeatedPaths, longest_paths, topological_rank
+
+    rng = np.random.default_rng(29)
+    for _ in range(40):
+        n, steps = int(rng.integers(4, 400)), int(rng.integers(1, 4))
+        node_step = np.sort(rng.integers(0, steps, n))
+        lane = rng.integers(0, int(rng.integers(1, 5)), n)  # each node on one of a few chains
+        pairs = {(a, b) for a, b in zip(range(n), range(1, n)) if lane[a] == lane[b] or rng.random() < 0.1}
+        for a in rng.integers(0, n, int(rng.integers(0, n // 3 + 1))):  # links forward, a few across steps
+            b = int(a + rng.integers(1, 20))
+            if b < n and (node_step[a] == node_step[b] or rng.random() < 0.3):
+                pairs.add((int(a), b))
+        if not pairs:
+            continue
+        src, dst = np.array(sorted(pairs)).T
+        node_ts = np.arange(n) * 10 - rng.integers(0, 25, n)
+        rank = topological_rank(src, dst, node_ts)
+        repeated = RepeatedPaths(n, src, dst, node_step, steps, rank)
+        assert len(repeated.src) <= len(src)
+        for _ in range(4):
+            weight = rng.integers(0, 1000, len(src)) * (rng.random(len(src)) < 0.7)
+            full, _, ok = longest_paths(n, src, dst, weight, node_step, steps, node_ts, rank)
+            assert ok.all() and repeated.lengths(weight).tolist() == full.tolist()
+    with pytest.raises(ValueError):
+        repeated.lengths(-weight - 1)
+
+
 def test_report_shows_the_path_and_the_whatif(tiny_lake):
     from conftest import rendered_page
     from markupsafe import escape
