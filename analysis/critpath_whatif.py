@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from .critpath_longest import RepeatedPaths, longest_paths, topological_rank
-from .critpath_scenarios import STANDARD_SCENARIOS, Scenario, edge_facts, parse_scale, stream_order_edges
+from .critpath_scenarios import STANDARD_SCENARIOS, EdgeFacts, Scenario, edge_facts, parse_scale, stream_order_edges
 
 __all__ = ["STANDARD_SCENARIOS", "Scenario", "parse_scale", "report_rows", "whatif"]
 
@@ -56,30 +56,15 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
     3.4M-event trace of bench big_input: 3.4 GB peak when all columns of every node were read)."""
     if trace_ids is None:
         trace_ids = [r[0] for r in con.execute("SELECT DISTINCT trace_id FROM cp_edges ORDER BY 1").fetchall()]
-    fused = any(s.fused_chains for s in scenarios)
     steps = con.sql("SELECT trace_id, step_id, pid, step, step_index FROM cp_steps "
                     "WHERE trace_id IN (SELECT unnest(?))", params=[trace_ids]).pl()
+    chained = _chained_traces(con, trace_ids) if any(s.fused_chains for s in scenarios) else set()
     rows = []
     for trace_id in trace_ids:
-        edges = con.sql("SELECT step_id, src_node, dst_node, weight_ns, class, edge_type, event_id FROM cp_edges "
-                        "WHERE trace_id = ? ORDER BY edge_id", params=[trace_id]).pl()
-        if edges.is_empty():
+        built = trace_graph(con, trace_id, trace_id in chained)
+        if built is None:
             continue
-        node_ts = con.sql("SELECT node_id, ts_ns FROM cp_nodes WHERE trace_id = ?", params=[trace_id]).pl()
-        events = con.sql("""SELECT node_id, ts_ns, event_id, step_id, kind, CASE WHEN kind = 'call' THEN name END AS name,
-                                   pid, tid, device_id, stream_id, correlation_id, start_ns, end_ns
-                            FROM cp_nodes WHERE trace_id = ? AND is_start""", params=[trace_id]).pl()
-        extra = stream_order_edges(events)
-        chains = _chain_kernels(con, [trace_id]) if fused else None
-        facts = edge_facts(edges, events, extra, chains)
-        step_of = events.select((2 * pl.col("event_id") + 1).alias("src_node"), "step_id").unique("src_node")
-        del events
-        # the graph's edges in the order of facts' weights: the trace's edges, then `extra` (a join
-        # that may reorder rows would pair the stream-order edges with other edges' weights)
-        graph = _Graph(pl.concat([edges.select("step_id", "src_node", "dst_node"),
-                                  extra.join(step_of, on="src_node", how="left", maintain_order="left")
-                                  .select("step_id", "src_node", "dst_node")]), node_ts)
-        del edges, node_ts, extra, step_of
+        graph, facts = built
         base = graph.paths(facts.weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
         for scenario in scenarios:
             scaled = facts.weights(scenario)
@@ -100,6 +85,37 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
                       pl.when(pl.col("baseline_ns") > 0).then(100.0 * (pl.col("baseline_ns") - pl.col("whatif_ns"))
                               / pl.col("baseline_ns")).alias("saved_pct"),
                       ).sort("trace_id", "pid", "step_index", maintain_order=True)
+
+
+def trace_graph(con, trace_id: str, fused: bool) -> tuple[_Graph, EdgeFacts] | None:
+    """One trace's what-if graph (its edges and the stream-order edges) and the facts its scenarios
+    weigh the edges by; None when the trace has no edges. `fused`: read its fused chains."""
+    edges = con.sql("SELECT step_id, src_node, dst_node, weight_ns, class, edge_type, event_id FROM cp_edges "
+                    "WHERE trace_id = ? ORDER BY edge_id", params=[trace_id]).pl()
+    if edges.is_empty():
+        return None
+    node_ts = con.sql("SELECT node_id, ts_ns FROM cp_nodes WHERE trace_id = ?", params=[trace_id]).pl()
+    events = con.sql("""SELECT node_id, ts_ns, event_id, step_id, kind, CASE WHEN kind = 'call' THEN name END AS name,
+                               pid, tid, device_id, stream_id, correlation_id, start_ns, end_ns
+                        FROM cp_nodes WHERE trace_id = ? AND is_start""", params=[trace_id]).pl()
+    extra = stream_order_edges(events)
+    chains = _chain_kernels(con, [trace_id]) if fused else None
+    facts = edge_facts(edges, events, extra, chains)
+    step_of = events.select((2 * pl.col("event_id") + 1).alias("src_node"), "step_id").unique("src_node")
+    # the graph's edges in the order of facts' weights: the trace's edges, then `extra` (a join
+    # that may reorder rows would pair the stream-order edges with other edges' weights)
+    graph = _Graph(pl.concat([edges.select("step_id", "src_node", "dst_node"),
+                              extra.join(step_of, on="src_node", how="left", maintain_order="left")
+                              .select("step_id", "src_node", "dst_node")]), node_ts)
+    return graph, facts
+
+
+def _chained_traces(con, trace_ids: list[str]) -> set[str]:
+    """The traces with a fusion chain that saves time: only they need _chain_kernels, whose
+    fusion_kernels view is evaluated for every trace of the database (40 ms a call with the 37
+    corpus traces loaded; 12 of them have such chains)."""
+    return {r[0] for r in con.execute("SELECT DISTINCT trace_id FROM fusion_chains WHERE saved_ns > 0 "
+                                      "AND trace_id IN (SELECT unnest(?))", [trace_ids]).fetchall()}
 
 
 def _chain_kernels(con, trace_ids: list[str] | None) -> pl.DataFrame:

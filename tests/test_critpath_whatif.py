@@ -168,6 +168,27 @@ def test_whole_step_graph_leaves_the_gpu_time_on_gpt2(gpt2_lake, name):
 
 
 @pytest.mark.corpus
+@pytest.mark.parametrize("name", GPT2)
+def test_contracted_walk_equals_the_plain_longest_path_on_gpt2(gpt2_lake, name):
+    """The what-if runs walk the graph with its chains contracted (RepeatedPaths); on the real
+    graphs, under every standard scenario's weights, the lengths are the plain walk's."""
+    import numpy as np
+    from tracelake.analysis.critpath_longest import longest_paths
+
+    trace_id = _trace(gpt2_lake, name.removesuffix(".pt.trace.json.gz"))
+    graph, facts = critpath_whatif.trace_graph(gpt2_lake, trace_id, fused=True)
+    assert graph.repeated is not None and len(graph.repeated.src) < len(graph.src) / 2
+    runs = 0
+    for scenario in critpath_whatif.STANDARD_SCENARIOS:
+        weight = facts.weights(scenario)
+        full, _, ok = longest_paths(graph.n_nodes, graph.src, graph.dst, weight, graph.node_step,
+                                    len(graph.steps), graph.node_ts, graph.rank)
+        assert ok.all() and graph.repeated.lengths(weight).tolist() == full.tolist()
+        runs += not np.array_equal(weight, facts.weight)
+    assert runs >= 5  # most scenarios change this trace's weights
+
+
+@pytest.mark.corpus
 def test_whatif_does_not_depend_on_the_order_of_the_graph_rows(corpus, tmp_path):
     """The weights of the stream-order edges were paired with the graph's edges through a join that
     may reorder rows: the same trace read in another row order (a table left in its files) gave
