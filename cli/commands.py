@@ -124,7 +124,7 @@ def stats(args) -> int:
     # the database (the catalog opened, its empty base tables: DuckDB, without the GIL) is set up
     # while the files are read
     with ThreadPoolExecutor(1) as pool:
-        scoped_future = pool.submit(ScopedDatabase, args.lake)  # None without --lake: tables from memory
+        scoped_future = pool.submit(ScopedDatabase, args.lake, writable=True)  # None without --lake: tables from memory
         if args.lake:
             outcomes = ingest_changed(args.files, args.lake, failed)
         else:
@@ -137,8 +137,10 @@ def stats(args) -> int:
     done = [o for o in outcomes if o.status == "ok"]
     con = scoped.load([o.trace_id for o in done], only=needed) if args.lake else scoped.load_arrow(tables)
     # a view under the reports that two of them (or of the views they read) read is evaluated once
-    # into a table; views of their files that nothing reads, not at all
-    derive.evaluate_once(con, catalog.shared_reads([reports.reads([name], known) for name in names]))
+    # into a table, on every core, each as soon as the views it reads are; views of their files
+    # that nothing reads, not at all
+    derive.evaluate_in_place(con, catalog.shared_reads([reports.reads([name], known) for name in names]),
+                             os.cpu_count() or 1)
     try:
         try:
             reports.resolve(names, reports.trace_views(con, names))  # a view without trace_id is no report

@@ -31,8 +31,7 @@ from pathlib import Path
 import duckdb
 
 from . import base_tables, catalog, layout, memory_budget, scan
-from .catalog_template import catalog_template, install_catalog
-from .planner import planner_settings
+from .catalog_template import in_memory_catalog
 
 # Views most materialized views read: evaluated once per scope (a temp table shadows the view).
 _SHARED = ["gpu_ops", "gpu_op_class", "api", "gpu_active_range", "gpu_busy", "nvtx_ranges", "rank_runs"]
@@ -185,15 +184,7 @@ def _scope_database(lake: str, scope: list[str], held: dict[str, Path]):
     traces in `held` are read from their held folders."""
     from .schema import TABLES
 
-    con = planner_settings(duckdb.connect())
-    con.execute("SET enable_progress_bar = false")  # a worker's queries: no bars in a cluster's logs
-    template = catalog_template()
-    if template is None:
-        install_catalog(con)
-    else:
-        con.execute(f"ATTACH {_quote(str(template))} AS catalog_template (READ_ONLY)")
-        con.execute("COPY FROM DATABASE catalog_template TO memory")
-        con.execute("DETACH catalog_template")
+    con = in_memory_catalog()
     for table in TABLES:
         con.execute(f"DROP VIEW IF EXISTS {table}")  # the placeholders: tables of the scope's rows below
     base_tables.load(con, Path(lake), scope, held=held)
@@ -231,16 +222,44 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
     fails on a trace is left without partitions, and said; the views above it evaluate it).
     A held trace of the scope (layout.hold) gets its partitions beside it, and is published with
     them once all are written: readers never see it without them."""
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-
     held = {t: d for t, d in layout.held_traces(Path(lake)).items() if t in set(scope)}
     con = _scope_database(lake, scope, held)
     fingerprints = current()
     order = _in_order({v for vs in targets.values() for v in vs} | set(_SHARED))
-    needs = _dependencies(order)
     staging = Path(lake) / layout.STAGING / f"derive.{uuid.uuid4().hex[:8]}"
     staging.mkdir(parents=True)
     warnings: list[str] = []
+
+    def write(view: str, cur) -> None:
+        if view in fingerprints:
+            for trace_id, staged in _write_partitions(cur, view, [t for t, vs in targets.items() if view in vs],
+                                                      staging / view):
+                if trace_id in held:
+                    layout.hold_derived(held[trace_id], view, fingerprints[view], staged)
+                else:
+                    layout.publish_derived(Path(lake), view, fingerprints[view], trace_id, staged)
+
+    try:
+        for view, e in as_tables(con, order, threads, write):
+            warnings.append(f"{view}: not derived for {', '.join(targets)}: {str(e).splitlines()[0][:200]}")
+        publish_held(Path(lake), held)
+    finally:
+        con.close()
+        layout.discard_staging(staging)
+    return sorted(warnings)
+
+
+def as_tables(con, order: list[str], threads: int = 1, then=None) -> list[tuple[str, duckdb.Error]]:
+    """Evaluate the views `order` (an order `_in_order` gives) on `con` (an `in_memory_catalog`
+    whose base tables are tables of main), each into a table that replaces the view, so the views
+    above read its rows; `threads` views at a time, each as soon as the views it reads are done
+    (a view takes ~15 ms of DuckDB's planning whatever its size, one thread each). then(view,
+    cursor) runs after each. Returns the views that failed, with their errors: they stay views
+    (the views above them evaluate them)."""
+    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+    needs = _dependencies(order)
+    failed: list[tuple[str, duckdb.Error]] = []
 
     def materialize(view: str) -> None:
         cur = con.cursor()
@@ -251,34 +270,31 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
                 # read before its turn, by a dependency the depends lines lack, is evaluated)
                 cur.execute(f"BEGIN; DROP VIEW {view}; ALTER TABLE _rows_{view} RENAME TO {view}; COMMIT")
             except duckdb.Error as e:
-                warnings.append(f"{view}: not derived for {', '.join(targets)}: {str(e).splitlines()[0][:200]}")
+                failed.append((view, e))
                 return
-            if view in fingerprints:
-                for trace_id, staged in _write_partitions(cur, view, [t for t, vs in targets.items() if view in vs],
-                                                          staging / view):
-                    if trace_id in held:
-                        layout.hold_derived(held[trace_id], view, fingerprints[view], staged)
-                    else:
-                        layout.publish_derived(Path(lake), view, fingerprints[view], trace_id, staged)
+            if then is not None:
+                then(view, cur)
         finally:
             cur.close()
 
-    try:
-        with ThreadPoolExecutor(max(1, threads)) as pool:
-            pending, running, done = list(order), {}, set()
-            while pending or running:
-                for view in [v for v in pending if needs[v] <= done]:
-                    pending.remove(view)
-                    running[pool.submit(materialize, view)] = view
-                finished, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    future.result()
-                    done.add(running.pop(future))
-        publish_held(Path(lake), held)
-    finally:
-        con.close()
-        layout.discard_staging(staging)
-    return sorted(warnings)
+    with ThreadPoolExecutor(max(1, threads)) as pool:
+        pending, running, done = list(order), {}, set()
+        while pending or running:
+            for view in [v for v in pending if needs[v] <= done]:
+                pending.remove(view)
+                running[pool.submit(materialize, view)] = view
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                future.result()
+                done.add(running.pop(future))
+    return failed
+
+
+def evaluate_in_place(con, needed: set[str], threads: int) -> None:
+    """On a ScopedDatabase made `writable`: the shared and materialized views among `needed`, each
+    evaluated once into a table that replaces it (`as_tables`, in threads); a view that fails
+    stays a view, whose error the query that reads it then gives."""
+    as_tables(con, _in_order(needed), threads)
 
 
 def publish_held(lake: Path, held: dict[str, Path] | None = None) -> None:

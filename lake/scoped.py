@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 
 from . import base_tables, catalog, layout, scan
-from .catalog_template import catalog_template
+from .catalog_template import catalog_template, in_memory_catalog
 from .planner import planner_settings
 from .served_views import typed_select
 
@@ -29,18 +29,23 @@ class ScopedDatabase:
     the views are installed into an in-memory database.
     """
 
-    def __init__(self, lake: str | Path | None):
+    def __init__(self, lake: str | Path | None, writable: bool = False):
         """lake: where `load` reads traces from; None for one that only gets tables from memory
-        (`load_arrow`)."""
+        (`load_arrow`). writable: the catalog copied into memory (`in_memory_catalog`, ~50 ms
+        more), its base tables tables of main, so that views can be evaluated into tables in
+        several threads (derive.evaluate_in_place: `tracelake stats`)."""
         from .schema import TABLES
 
         self.lake = Path(lake).resolve() if lake is not None else None
-        template = catalog_template()
+        template = None if writable else catalog_template()
         self._temp = template is not None
-        self.con = planner_settings(duckdb.connect(str(template), read_only=True) if self._temp else duckdb.connect())
-        self.con.execute("SET enable_progress_bar = false")  # a worker's queries: no bars in a cluster's logs
+        if writable:
+            self.con = in_memory_catalog()
+        else:
+            self.con = planner_settings(duckdb.connect(str(template), read_only=True) if self._temp else duckdb.connect())
+            self.con.execute("SET enable_progress_bar = false")  # a worker's queries: no bars in a cluster's logs
         self.load([])  # empty typed tables, so that the views bind
-        if not self._temp:
+        if not self._temp and not writable:
             catalog.install(self.con, set(TABLES))
 
     def load(self, trace_ids: list[str], only: set[str] | None = None,
