@@ -181,12 +181,9 @@ def _scope_database(lake: str, scope: list[str], held: dict[str, Path]):
     (COPY FROM DATABASE, ~50 ms; installed afresh when there is no cache folder) with the scope's
     rows as tables of main, so that every cursor sees them, and the tables that replace the
     materialized views as they are computed (a TEMP table would be its own cursor's only). The
-    traces in `held` are read from their held folders."""
-    from .schema import TABLES
-
+    traces in `held` are read from their held folders. (base_tables.load replaces the catalog's
+    placeholder views of the base tables by those tables.)"""
     con = in_memory_catalog()
-    for table in TABLES:
-        con.execute(f"DROP VIEW IF EXISTS {table}")  # the placeholders: tables of the scope's rows below
     base_tables.load(con, Path(lake), scope, held=held)
     return con
 
