@@ -26,6 +26,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -181,11 +182,19 @@ def _scope_database(lake: str, scope: list[str], held: dict[str, Path]):
     (COPY FROM DATABASE, ~50 ms; installed afresh when there is no cache folder) with the scope's
     rows as tables of main, so that every cursor sees them, and the tables that replace the
     materialized views as they are computed (a TEMP table would be its own cursor's only). The
-    traces in `held` are read from their held folders. (base_tables.load replaces the catalog's
-    placeholder views of the base tables by those tables.)"""
+    traces in `held` are read from their held folders; base tables no view here reads stay empty.
+    (base_tables.load replaces the catalog's placeholder views of the base tables by those tables.)"""
     con = in_memory_catalog()
-    base_tables.load(con, Path(lake), scope, held=held)
+    base_tables.load(con, Path(lake), scope, held=held, only=_tables_read())
     return con
+
+
+@cache
+def _tables_read() -> frozenset[str]:
+    """The base tables the materialized and shared views read (a derivation leaves the others empty)."""
+    from .schema import TABLES
+
+    return frozenset(catalog.reads([*current(), *_SHARED], TABLES) & set(TABLES))
 
 
 def _dependencies(views: list[str]) -> dict[str, set[str]]:
@@ -217,8 +226,8 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
     written; `threads` views at a time, each as soon as the views it reads are done (a view takes
     ~15 ms of DuckDB's planning whatever its size, one thread each). Returns warnings (a view that
     fails on a trace is left without partitions, and said; the views above it evaluate it).
-    A held trace of the scope (layout.hold) gets its partitions beside it, and is published with
-    them once all are written: readers never see it without them."""
+    A held trace of the scope (layout.hold) is published with its partitions once all are
+    written: readers never see it without them."""
     held = {t: d for t, d in layout.held_traces(Path(lake)).items() if t in set(scope)}
     con = _scope_database(lake, scope, held)
     fingerprints = current()
@@ -226,20 +235,21 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
     staging = Path(lake) / layout.STAGING / f"derive.{uuid.uuid4().hex[:8]}"
     staging.mkdir(parents=True)
     warnings: list[str] = []
+    held_derived: dict[str, list[tuple[str, str, Path]]] = {t: [] for t in held}  # published with the trace
 
     def write(view: str, cur) -> None:
         if view in fingerprints:
             for trace_id, staged in _write_partitions(cur, view, [t for t, vs in targets.items() if view in vs],
                                                       staging / view):
                 if trace_id in held:
-                    layout.hold_derived(held[trace_id], view, fingerprints[view], staged)
+                    held_derived[trace_id].append((view, fingerprints[view], staged))
                 else:
                     layout.publish_derived(Path(lake), view, fingerprints[view], trace_id, staged)
 
     try:
         for view, e in as_tables(con, order, threads, write):
             warnings.append(f"{view}: not derived for {', '.join(targets)}: {str(e).splitlines()[0][:200]}")
-        publish_held(Path(lake), held)
+        publish_held(Path(lake), held, held_derived)
     finally:
         con.close()
         layout.discard_staging(staging)
@@ -294,11 +304,12 @@ def evaluate_in_place(con, needed: set[str], threads: int) -> None:
     as_tables(con, _in_order(needed), threads)
 
 
-def publish_held(lake: Path, held: dict[str, Path] | None = None) -> None:
-    """Publish held traces (all the lake holds, without `held`) with the derived partitions
-    written beside them."""
+def publish_held(lake: Path, held: dict[str, Path] | None = None,
+                 derived: dict[str, list[tuple[str, str, Path]]] | None = None) -> None:
+    """Publish held traces (all the lake holds, without `held`), each with its derived partitions
+    in `derived` (trace_id -> (view, fingerprint, written file) each)."""
     for trace_id, folder in sorted((layout.held_traces(lake) if held is None else held).items()):
-        layout.publish(lake, trace_id, folder)
+        layout.publish(lake, trace_id, folder, (derived or {}).get(trace_id, ()))
         layout.discard_staging(folder)
 
 

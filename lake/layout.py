@@ -37,6 +37,7 @@ import json
 import os
 import shutil
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
 
 STAGING = ".staging"
@@ -343,18 +344,18 @@ def staged_file(staging: Path, table: str) -> Path:
     return staging / table / _FILE
 
 
-def publish(lake: Path, trace_id: str, staging: Path) -> None:
+def publish(lake: Path, trace_id: str, staging: Path,
+            derived: Iterable[tuple[str, str, Path]] = ()) -> None:
     """Move a staged (or held) trace into place, replacing any trace of that id and the trace it
-    replaces (`hold`): its derived partitions first, then its event tables, `traces` last, so that
-    a reader that sees the trace sees its derived rows too."""
+    replaces (`hold`): its derived partitions first ((view, fingerprint, written file) each: a
+    derivation's, lake/derive.py), then its event tables, `traces` last, so that a reader that sees
+    the trace sees its derived rows too."""
     delete_trace(lake, trace_id)
     replaces = staging / _REPLACES
     if replaces.is_file() and (old := replaces.read_text()) != trace_id:
         delete_trace(lake, old)
-    derived = staging / DERIVED
-    for folder in sorted(derived.iterdir()) if derived.is_dir() else ():
-        view, fingerprint = folder.name.rsplit("@", 1)
-        publish_derived(lake, view, fingerprint, trace_id, folder / _FILE)
+    for view, fingerprint, written in derived:
+        publish_derived(lake, view, fingerprint, trace_id, written)
     for name in [n for n in _tables() if n != "traces"] + ["traces"]:
         final = partition_dir(lake, name, trace_id)
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -369,9 +370,8 @@ def held_dir(lake: Path, trace_id: str) -> Path:
 
 
 def hold(lake: Path, trace_id: str, staging: Path) -> Path:
-    """Keep a staged trace for publishing later (`publish`), once its derived tables are written
-    beside it (`hold_derived`); returns its folder. A held trace is no part of the lake: readers
-    do not see it, and the next writer removes it if this one never publishes it (a killed job:
+    """Keep a staged trace for publishing later, with its derived tables (`publish`); returns its
+    folder. A held trace is no part of the lake: readers do not see it, and the next writer removes it if this one never publishes it (a killed job:
     its file is ingested again). A later trace of the same id replaces it."""
     final = held_dir(lake, trace_id)
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -399,13 +399,6 @@ def replaced_by_held(lake: Path) -> set[str]:
 
 def held_file(held: Path, table: str) -> Path:
     return held / table / _FILE
-
-
-def hold_derived(held: Path, view: str, fingerprint: str, staged: Path) -> None:
-    """Put a derived partition (a file written at `staged`) beside its held trace."""
-    final = held / DERIVED / f"{view}@{fingerprint}" / _FILE
-    final.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(staged, final)
 
 
 def _schema_tag(table: str) -> str:

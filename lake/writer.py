@@ -103,7 +103,7 @@ class TraceWriter:
 
     def hold(self) -> None:
         """Like publish, but the trace waits in the lake's staging area until its derived tables are
-        written beside it; then both are published together (layout.hold)."""
+        written; then both are published together (layout.hold, layout.publish)."""
         self._finish()
         layout.hold(self.lake, self.trace_id, self.staging)
 
