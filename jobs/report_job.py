@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,7 +75,19 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     tasks = [(scope, [(t, str(links[t])) for t in members], siblings, export)
              for scope, members in batches(scopes, events, jobs or os.cpu_count() or 1)]
     _remove_leftovers(out_dir / "traces")
-    errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler, on_pages)
+    # the diff pages are written by a thread of this process while the workers render the trace
+    # pages (they read only the lake's database), not after them
+    with ThreadPoolExecutor(1) as diff_thread:
+        diff_con = con.cursor()
+        diffs_done = diff_thread.submit(write_diff_pages, diff_con, out_dir / "diffs", trace_ids is None)
+        try:
+            errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler,
+                                on_pages)
+        except BaseException:  # (Ctrl-C) the thread's query stops too: leaving the block waits for it
+            diff_con.interrupt()
+            raise
+        diffs = diffs_done.result()
+        diff_con.close()
     if page_errors is not None:
         page_errors.extend(errors)
     failed = {e["trace_id"] for e in errors}
@@ -89,7 +102,6 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     rows |= {r["trace_id"]: r for r in (index_rows(con, missing) if missing else [])}
     listed = (failures or []) + [{"path": e["trace_id"], "error": f"report page of {e['trace_id']}: {e['error']}"}
                                  for e in errors]
-    diffs = write_diff_pages(con, out_dir / "diffs", prune=trace_ids is None)
     diff_links = {run: Path(os.path.relpath(p, index.parent)).as_posix() for run, p in diffs.items()}
     write_atomically(index, index_report(con, relative, listed, list(rows.values()), version=__version__,
                                          diff_links=diff_links))
