@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -45,20 +46,28 @@ print(crashed)
 """
 
 
-def _process(argv: list[str]) -> float:
+def _process(argv: list[str]) -> tuple[float, str]:
+    """Seconds of the command as a fresh process, and its standard output."""
     t0 = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, cwd=REPO)
     if done.returncode not in (0, 1):  # 1: some inputs failed (the corpus holds files HTA and we refuse)
         raise RuntimeError(f"{' '.join(argv)}: {done.stderr.strip()[-500:]}")
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, done.stdout
 
 
-def _ours(tmp: Path) -> tuple[float, float, float]:
-    """(run without reports, the two views, run with reports) in seconds, each a fresh process."""
-    t_lake = _process(TRACELAKE + ["run", "-q", str(SHARED / "traces"), "--out", str(tmp / "lake_only"), "--no-reports"])
-    t_views = sum(_process(TRACELAKE + ["sql", "--lake", str(tmp / "lake_only" / "lake"), q]) for q in QUERIES)
-    t_full = _process(TRACELAKE + ["run", "-q", str(SHARED / "traces"), "--out", str(tmp / "with_reports")])
-    return t_lake, t_views, t_full
+def _stages(run_json: str) -> str:
+    """The run's own seconds per stage (`--json`'s stage_seconds)."""
+    return ", ".join(f"{stage} {s:.1f} s" for stage, s in json.loads(run_json)["stage_seconds"].items())
+
+
+def _ours(tmp: Path) -> tuple[float, float, float, str, str]:
+    """(run without reports, the two views, run with reports) in seconds, each a fresh process, and
+    the stages of each run."""
+    t_lake, lake_json = _process(TRACELAKE + ["run", "--json", str(SHARED / "traces"), "--out", str(tmp / "lake_only"),
+                                              "--no-reports"])
+    t_views = sum(_process(TRACELAKE + ["sql", "--lake", str(tmp / "lake_only" / "lake"), q])[0] for q in QUERIES)
+    t_full, full_json = _process(TRACELAKE + ["run", "--json", str(SHARED / "traces"), "--out", str(tmp / "with_reports")])
+    return t_lake, t_views, t_full, _stages(lake_json), _stages(full_json)
 
 
 def _hta() -> tuple[float, int, int]:
@@ -72,7 +81,7 @@ def _hta() -> tuple[float, int, int]:
     return time.perf_counter() - t0, len(targets), crashed
 
 
-def _scaling(tmp: Path) -> list[tuple[int, float]]:
+def _scaling(tmp: Path) -> list[tuple[int, float, dict[str, float]]]:
     src = tmp / "many"
     src.mkdir()
     samples = [p for p in (REPO / "tests" / "data").iterdir() if p.name.endswith(".json.gz")]
@@ -86,8 +95,8 @@ def _scaling(tmp: Path) -> list[tuple[int, float]]:
     workers = 1
     while workers <= (os.cpu_count() or 1):
         t0 = time.perf_counter()
-        run_job.run([str(src)], tmp / f"w{workers}", jobs=workers)
-        results.append((workers, time.perf_counter() - t0))
+        summary = run_job.run([str(src)], tmp / f"w{workers}", jobs=workers)
+        results.append((workers, time.perf_counter() - t0, summary.stage_seconds))
         workers *= 2
     return results
 
@@ -97,11 +106,13 @@ def run() -> list[tuple[str, str]]:
     tmp = Path(tempfile.mkdtemp(prefix="tracelake-bench-run-"))
     rows = [("machine load (1, 5, 15-minute load average) at the start", load_average())]
     try:
-        t_lake, t_views, t_full = _ours(tmp)
+        t_lake, t_views, t_full, lake_stages, full_stages = _ours(tmp)
         t_reports = max(t_full - t_lake, 0.0)
         rows.append(("`tracelake run ../shared/traces --no-reports` (37 files; process)", f"{t_lake:.1f} s"))
+        rows.append(("  its stages (the run's own clock)", lake_stages))
         rows.append(("  + kernel_summary and temporal_breakdown, a `tracelake sql` process each", f"{t_views:.1f} s"))
         rows.append(("`tracelake run ../shared/traces` with reports (process)", f"{t_full:.1f} s"))
+        rows.append(("  its stages (the run's own clock)", full_stages))
         share = t_reports / t_full
         rows.append(("  reports' share of the run: (with - without) / with (target <= 0.33)",
                      f"{share:.2f} ({verdict(share, 0.33, False)})"))
@@ -117,7 +128,10 @@ def run() -> list[tuple[str, str]]:
         scaling = _scaling(tmp)
         base = scaling[0][1]
         rows.append(("200 traces (`run` in process, no reports): seconds (speedup) by workers (target >= 1.8x at 2)",
-                     ", ".join(f"{w}: {t:.1f} s ({base / t:.2f}x)" for w, t in scaling)))
+                     ", ".join(f"{w}: {t:.1f} s ({base / t:.2f}x)" for w, t, _ in scaling)))
+        for w, _, stages in scaling:
+            rows.append((f"  {w} worker{'s' * (w != 1)}: seconds by stage (speedup)",
+                         ", ".join(f"{stage} {s:.1f} s ({scaling[0][2][stage] / s:.2f}x)" for stage, s in stages.items())))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     rows.append(("machine load at the end", load_average()))

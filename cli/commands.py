@@ -399,17 +399,22 @@ def run(args) -> int:
     if not args.no_reports and summary.files:
         from ..jobs.report_job import write_run_reports  # Altair and vl-convert: only when needed
 
+        t_reports = time.perf_counter()
         index = write_run_reports(args.out, summary.files, jobs=args.jobs, executor=args.executor,
                                   scheduler=args.scheduler, page_errors=page_errors, on_pages=progress.pages,
                                   export=args.export)
+        summary.stage_seconds["reports"] = time.perf_counter() - t_reports
     summary.seconds = time.perf_counter() - t0  # the whole run: ingest, derivation and reports
     progress.finish(summary, summary.seconds)
+    if args.verbose:
+        say("stages: " + ", ".join(f"{stage} {s:.1f} s" for stage, s in summary.stage_seconds.items()), err=True)
     for e in page_errors:
         say(f"error  report page of {e['trace_id']}: {e['error']}", err=True)
     if index is not None and not args.quiet and not args.json:
         say(f"reports: {index.resolve()}", err=True)
     if args.json:
         sys.stdout.write(json.dumps({"lake": summary.lake, "seconds": round(summary.seconds, 3),
+                                     "stage_seconds": {k: round(v, 3) for k, v in summary.stage_seconds.items()},
                                      "files": summary.files, "report_errors": page_errors}, indent=1) + "\n")
     if not summary.files:
         say(f"error  no trace files found under: {' '.join(args.paths)}", err=True)

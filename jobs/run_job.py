@@ -36,6 +36,9 @@ class RunSummary:
     lake: str
     files: list[dict] = field(default_factory=list)
     seconds: float = 0.0
+    # wall seconds of each stage: ingest (reading the files), derive (the materialized views),
+    # database (compaction, tracelake.duckdb); the CLI adds reports
+    stage_seconds: dict[str, float] = field(default_factory=dict)
     derive_warnings: list[str] = field(default_factory=list)  # materialized views not derived for a trace
 
     @property
@@ -132,14 +135,19 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
         summary.files.append(asdict(outcome))
     # the materialized views of the new traces and of their runs' other ranks, in the same workers
     fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
+    t_derive = time.perf_counter()
+    summary.stage_seconds["ingest"] = t_derive - t0
     tasks = derive.plan(lake, fresh, gone_from, workers, held=True)
     if tasks:
         traces = sum(len(targets) for _, targets in tasks)
         on_stage(f"derive: the views of {traces} trace{'s' * (traces != 1)}")
     summary.derive_warnings = derive_job.derive(lake, tasks, workers, executor, scheduler)
     derive.publish_held(lake)  # (derivation published them; any it had no view for)
+    t_database = time.perf_counter()
+    summary.stage_seconds["derive"] = t_database - t_derive
     if len(loose_trace_ids(lake, "traces")) >= compact.AUTO_LOOSE:  # keeps file counts and query times flat
         compact.compact(lake, count=False)
     update_database(lake)
     summary.seconds = time.perf_counter() - t0
+    summary.stage_seconds["database"] = time.perf_counter() - t_database
     return summary

@@ -50,6 +50,9 @@ def test_incremental_runs(tmp_path, capsys):
     out = tmp_path / "out"
     code, first = _run_json([str(tmp_path / "traces"), "--out", str(out), "--jobs", "2", "--no-reports"], capsys)
     assert code == 0 and set(_statuses(first).values()) == {"ok"}
+    stages = first["stage_seconds"]  # where the run's time went: every stage, within the whole
+    assert list(stages) == ["ingest", "derive", "database"] and min(stages.values()) > 0
+    assert sum(stages.values()) <= first["seconds"] + 0.005
 
     code, again = _run_json([str(tmp_path / "traces"), "--out", str(out), "--no-reports"], capsys)
     assert code == 0 and set(_statuses(again).values()) == {"unchanged"}
@@ -77,6 +80,8 @@ def test_non_traces_are_skipped_and_bad_traces_fail_and_the_reports_list_them(tm
     code, summary = _run_json([str(src), "--out", str(tmp_path / "out")], capsys)
     statuses = _statuses(summary)
     assert code == 0 and statuses == {MLP.name: "ok", "config.json": "skipped", "notes.sqlite": "skipped"}
+    assert list(summary["stage_seconds"]) == ["ingest", "derive", "database", "reports"]
+    assert sum(summary["stage_seconds"].values()) <= summary["seconds"] + 0.005
     (src / "cut.json.gz").write_bytes(MLP.read_bytes()[:200])
     code, summary = _run_json([str(src), "--out", str(tmp_path / "out")], capsys)
     failed = [f for f in summary["files"] if f["status"] == "error"]
