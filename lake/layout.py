@@ -371,8 +371,9 @@ def held_dir(lake: Path, trace_id: str) -> Path:
 
 def hold(lake: Path, trace_id: str, staging: Path) -> Path:
     """Keep a staged trace for publishing later, with its derived tables (`publish`); returns its
-    folder. A held trace is no part of the lake: readers do not see it, and the next writer removes it if this one never publishes it (a killed job:
-    its file is ingested again). A later trace of the same id replaces it."""
+    folder. A held trace is no part of the lake: readers do not see it, and the next writer
+    removes it if this one never publishes it (a killed job: its file is ingested again). A later
+    trace of the same id replaces it."""
     final = held_dir(lake, trace_id)
     final.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(final, ignore_errors=True)
