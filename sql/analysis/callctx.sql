@@ -91,7 +91,7 @@ LEFT JOIN direct d USING (trace_id, tree, node_id);
 -- @column self_ns      GPU time of operations launched directly in this frame (ns).
 -- @column total_ns     GPU time under any occurrence of this frame (ns).
 -- @column occurrences  Tree nodes with this label.
--- @column callers      Labels of the frames that called it.
+-- @column callers      Labels of the frames that called it, sorted (the same list run after run).
 CREATE OR REPLACE VIEW callctx_bottomup AS
 WITH frames AS (
     SELECT * FROM callctx_topdown WHERE kind NOT IN ('root', 'kernel', 'memcpy', 'memset')
@@ -108,7 +108,7 @@ SELECT f.trace_id, f.tree, f.label, f.kind,
        CAST(sum(f.direct_ns) AS BIGINT) AS self_ns,
        CAST(any_value(t.total_ns) AS BIGINT) AS total_ns,
        count(*) AS occurrences,
-       list(DISTINCT p.label) AS callers
+       list(DISTINCT p.label ORDER BY p.label) AS callers
 FROM frames f
 JOIN total t USING (trace_id, tree, label, kind)
 LEFT JOIN callctx_topdown p ON p.trace_id = f.trace_id AND p.tree = f.tree AND p.node_id = f.parent_id
