@@ -117,7 +117,9 @@ WHERE s.path_ok;
 -- @column path_ns       Time it puts on the path (ns).
 -- @column edges         Path edges attributed to it.
 -- @column pct_of_path   path_ns / the step's path length x 100.
--- @column rank_in_step  1 = the largest contributor of the step.
+-- @column rank_in_step  1 = the largest contributor of the step; equal path_ns go by name, then
+--                       event_kind, then class (an operation can be on the path as
+--                       'gpu_compute' and as 'kernel_to_kernel' for the same time).
 CREATE OR REPLACE VIEW critical_path_ops AS
 WITH per AS (
     SELECT trace_id, rank, pid, step, step_index, event_kind, name, class,
@@ -127,5 +129,6 @@ WITH per AS (
     GROUP BY ALL
 )
 SELECT *, 100.0 * path_ns / nullif(sum(path_ns) OVER (PARTITION BY trace_id, pid, step_index), 0) AS pct_of_path,
-       row_number() OVER (PARTITION BY trace_id, pid, step_index ORDER BY path_ns DESC, name) AS rank_in_step
+       row_number() OVER (PARTITION BY trace_id, pid, step_index ORDER BY path_ns DESC, name, event_kind, class)
+           AS rank_in_step
 FROM per;
