@@ -14,7 +14,8 @@
 -- @column calls              Operator calls in one chain.
 -- @column operators          Their names in order, ' > ' between.
 -- @column shapes             Their input shapes in order.
--- @column python_location    Python location of the chain (the most frequent among the repeats).
+-- @column python_location    Python location of the chain (the most frequent among the repeats; the
+--                            first in sort order among equally frequent ones).
 -- @column python_locations   Distinct locations of the calls of the repeats, ' | ' between.
 -- @column instances          Chains with this signature in the trace.
 -- @column steps              Steps of the trace with any chain (0 when the trace has no steps).
@@ -34,7 +35,7 @@ WITH steps AS (
 grouped AS (
     SELECT c.trace_id, c.signature, any_value(c.kernels) AS kernels, any_value(c.kernel_names) AS kernel_names,
            any_value(c.calls) AS calls, any_value(c.operators) AS operators, any_value(c.shapes) AS shapes,
-           mode(c.python_location) AS python_location,
+           mode(c.python_location ORDER BY c.python_location) AS python_location,
            string_agg(DISTINCT c.python_locations, ' | ' ORDER BY c.python_locations) AS python_locations,
            count(*) AS instances, any_value(s.steps) AS steps,
            avg(c.device_ns) AS device_ns, any_value(c.bytes_now) AS bytes_now, any_value(c.bytes_fused) AS bytes_fused,

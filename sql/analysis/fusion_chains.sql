@@ -40,7 +40,8 @@
 -- @column calls            Operator calls in the chain.
 -- @column operators        Their names in order, ' > ' between.
 -- @column shapes           Their input shapes in order, ' > ' between.
--- @column signature        md5 of the kernel and call sequence with shapes: equal chains share it.
+-- @column signature        md5 of the kernel and call sequence with shapes: equal chains share it
+--                          (shapes count as '' when no call recorded any).
 -- @column python_location  Python location of the first call that has one ('file.py(12): fn').
 -- @column python_locations The distinct locations of the calls in order, ' | ' between.
 -- @column device_ns        Kernel time of the chain now (ns, summed).
@@ -196,7 +197,7 @@ costed AS (
     SELECT *, bytes_fused / (stream_tbps * 1e3) + launch_ns AS fused_ns_raw FROM predicted
 )
 SELECT trace_id, pid, device_id, stream_id, step, chain_no, start_ns, end_ns, kernels, kernel_names, calls,
-       operators, shapes, md5(kernel_names || '|' || operators || '|' || shapes) AS signature,
+       operators, shapes, md5(kernel_names || '|' || operators || '|' || coalesce(shapes, '')) AS signature,
        python_location, python_locations, CAST(device_ns AS BIGINT) AS device_ns, bytes_now, bytes_fused,
        CAST(fused_ns_raw AS BIGINT) AS fused_ns,
        CAST(CASE WHEN fused_ns_raw IS NOT NULL THEN greatest(device_ns - fused_ns_raw, 0) END AS BIGINT) AS saved_ns,
