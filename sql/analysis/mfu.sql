@@ -23,12 +23,20 @@
 --                          has no peak (GPU not in gpu_peaks, NVTX ranges without dtypes).
 -- @column flops_device_ns  GPU time of those calls (ns).
 CREATE OR REPLACE VIEW mfu AS
-WITH per_step AS (
-    SELECT trace_id, pid, step, sum(flops) AS flops, sum(device_ns) AS flops_device_ns,
-           sum(flops / (peak_tflops * 1e3)) AS peak_ns,
-           count(*) FILTER (WHERE peak_tflops IS NULL) AS without_peak
+WITH per_peak AS (
+    SELECT trace_id, pid, step, peak_tflops, sum(flops) AS flops, sum(device_ns) AS device_ns
     FROM op_efficiency
     WHERE flops IS NOT NULL AND step IS NOT NULL
+    GROUP BY trace_id, pid, step, peak_tflops
+),
+-- FLOPs are summed as integers per peak and divided once, the few quotients added in peak
+-- order: the same doubles run after run (a sum of per-call quotients rounds in the order
+-- DuckDB's threads add them)
+per_step AS (
+    SELECT trace_id, pid, step, sum(flops) AS flops, sum(device_ns) AS flops_device_ns,
+           list_sum(list(flops / (peak_tflops * 1e3) ORDER BY peak_tflops)) AS peak_ns,
+           count(*) FILTER (WHERE peak_tflops IS NULL) AS without_peak
+    FROM per_peak
     GROUP BY trace_id, pid, step
 )
 SELECT s.trace_id, t.rank, s.pid, s.step, s.start_ns, s.end_ns - s.start_ns AS wall_ns,
