@@ -46,11 +46,19 @@ WITH RECURSIVE launched AS (
 -- The last range on the launching thread that started no later than the call. The
 -- ranges that contain the call are that range or its ancestors (ranges on a thread
 -- nest), so walking up the parent chain finds all of them without comparing every
--- launch with every range.
+-- launch with every range. Of ranges that start at the same time the innermost (deepest;
+-- then the longest, then the lowest annotation_id) is the one: its ancestors include the
+-- others, and the ASOF join would pick any of them, missing the inner ones' launches.
+starts AS (
+    SELECT trace_id, pid, tid, start_ns, annotation_id
+    FROM nvtx_ranges
+    QUALIFY row_number() OVER (PARTITION BY trace_id, pid, tid, start_ns
+                               ORDER BY depth DESC, end_ns DESC, annotation_id) = 1
+),
 candidate AS (
     SELECT l.*, r.annotation_id
     FROM launched l
-    ASOF JOIN nvtx_ranges r
+    ASOF JOIN starts r
       ON l.trace_id = r.trace_id AND l.pid = r.pid AND l.tid = r.tid
      AND l.call_start_ns >= r.start_ns
 ),
