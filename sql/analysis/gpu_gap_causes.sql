@@ -10,10 +10,9 @@
 -- call in progress (e.g. cudaStreamSynchronize), else the innermost operator or range
 -- that still ran at its start (found from the last one that started before it, walking
 -- out through the ranges enclosing it).
--- gpu_gap_causes: the same for gaps longer than 100 us.
+-- gpu_gap_causes (sql/analysis/largest_gpu_gaps.sql): the same for gaps longer than 100 us.
 --
 -- depends: gpu_gaps, gpu_ops, api, cpu_ops, annotations, idle_cause, graph_launches
--- materialize: per trace
 --
 -- @column trace_id         Trace.
 -- @column pid              Process.
@@ -100,7 +99,3 @@ FROM launched l
 LEFT JOIN in_api i USING (trace_id, pid, device_id, start_ns)
 LEFT JOIN in_op p USING (trace_id, pid, device_id, start_ns)
 LEFT JOIN inside_graph ig USING (trace_id, pid, device_id, start_ns);
-
--- gpu_gap_causes: (see gpu_gap_causes_over)
-CREATE OR REPLACE VIEW gpu_gap_causes AS
-SELECT * FROM gpu_gap_causes_over(100000);

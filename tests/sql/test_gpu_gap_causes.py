@@ -1,4 +1,4 @@
-"""sql/analysis/gpu_gap_causes.sql: what the launching thread was doing when a GPU gap began."""
+"""gpu_gap_causes (sql/analysis/largest_gpu_gaps.sql): what the launching thread was doing when a GPU gap began."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_the_innermost_range_still_running_at_the_gap_start(con):
         ("t", 2, 1, 11, 10 * US, 150 * US, "Optimizer.step#SGD.step", False, 1),
         ("t", 3, 1, 11, 12 * US, 60 * US, "inner", False, 2),  # ended: the walk goes out past it
         ("t", 4, 1, 11, 15 * US, 500 * US, "Optimizer.step#SGD.step", True, None)])  # a GPU range: not the host
-    load_sql(con, "analysis/gpu_gap_causes.sql")
+    load_sql(con, "analysis/largest_gpu_gaps.sql")
     assert rows(con, "SELECT start_ns, cause, host_activity FROM gpu_gap_causes") == [
         (100 * US, "host_wait", "Optimizer.step#SGD.step")]
 
@@ -36,5 +36,5 @@ def test_nothing_running_gives_null(con):
     _gap(con)
     given(con, "cpu_ops", ["trace_id", "op_id", "pid", "tid", "start_ns", "end_ns", "name", "parent_op_id"], [
         ("t", 1, 1, 11, 20 * US, 90 * US, "aten::add", None)])
-    load_sql(con, "analysis/gpu_gap_causes.sql")
+    load_sql(con, "analysis/largest_gpu_gaps.sql")
     assert rows(con, "SELECT host_activity FROM gpu_gap_causes") == [(None,)]
