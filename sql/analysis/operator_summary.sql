@@ -34,17 +34,6 @@ WITH names AS (
     SELECT name, op_category_of_base(base, name) AS category, base
     FROM (SELECT name, op_base_name(name) AS base FROM (SELECT unnest(list(DISTINCT name)) AS name FROM op_calls))
 ),
-children AS (
-    SELECT trace_id, parent_op_id AS op_id, sum(duration_ns) AS child_ns
-    FROM op_calls
-    WHERE parent_op_id IS NOT NULL
-    GROUP BY ALL
-),
-launched AS (
-    SELECT trace_id, op_id, sum(duration_ns) AS device_self_ns, count(*) AS self_kernels
-    FROM op_launches
-    GROUP BY ALL
-),
 engine AS (
     -- the autograd engine's 'evaluate_function: XBackward0' calls and their node's sequence
     -- number (NVTX ranges carry it on the node 'XBackward0, seq = N' inside)
@@ -68,20 +57,44 @@ nodes AS (
                         AND f.name NOT LIKE 'autograd::%' AND NOT regexp_matches(f.name, 'Backward[0-9]*$')
     LEFT JOIN names fn ON fn.name = f.name
     GROUP BY e.trace_id, e.pid, e.tid, e.op_id, e.start_ns, e.end_ns, e.node
+),
+backward AS (
+    -- each call inside an engine call on its thread (the engine call that started last at or
+    -- before it, if it has not ended by then) with that node's forward operator
+    SELECT c.trace_id, c.op_id, e.forward_op
+    FROM (SELECT trace_id, pid, tid, start_ns, op_id FROM op_calls) c
+    ASOF JOIN nodes e ON e.trace_id = c.trace_id AND e.pid = c.pid AND e.tid = c.tid AND e.start_ns <= c.start_ns
+    WHERE e.end_ns >= c.start_ns
+),
+own AS (
+    -- per call, in one pass: the time of the calls inside it, the GPU work it launched
+    -- itself, and (during backward) its forward operator
+    SELECT trace_id, op_id, sum(child_ns) AS child_ns, sum(device_ns) AS device_self_ns,
+           count(device_ns) AS self_kernels, any_value(forward_op) AS forward_op
+    FROM (SELECT trace_id, parent_op_id AS op_id, duration_ns AS child_ns, NULL::BIGINT AS device_ns, NULL AS forward_op
+          FROM op_calls WHERE parent_op_id IS NOT NULL
+          UNION ALL
+          SELECT trace_id, op_id, NULL, duration_ns, NULL FROM op_launches
+          UNION ALL
+          SELECT trace_id, op_id, NULL, NULL, forward_op FROM backward)
+    GROUP BY ALL
 )
 SELECT c.trace_id, c.source, c.op_id, c.parent_op_id, c.pid, c.tid, c.start_ns, c.name, n.category,
-       CASE WHEN e.end_ns >= c.start_ns THEN e.forward_op END AS forward_op,
+       o.forward_op,
        c.duration_ns AS host_ns,
-       c.duration_ns - coalesce(ch.child_ns, 0) AS host_self_ns,
-       coalesce(l.device_self_ns, 0) AS device_self_ns,
-       coalesce(l.self_kernels, 0) AS self_kernels,
-       CAST(op_input_dims(c.source, c.inputs_raw) AS VARCHAR) AS input_dims,
-       CAST(op_input_types(c.source, c.inputs_raw) AS VARCHAR) AS input_types
-FROM op_calls c
+       c.duration_ns - coalesce(o.child_ns, 0) AS host_self_ns,
+       coalesce(o.device_self_ns, 0) AS device_self_ns,
+       coalesce(o.self_kernels, 0) AS self_kernels,
+       -- op_input_dims and op_input_types (sql/base/op_calls.sql; keep in step), the JSON
+       -- of a cpu_ops call parsed once for both
+       CAST(CASE WHEN c.source = 'nvtx' THEN op_input_dims(c.source, c.inputs_raw)
+                 ELSE coalesce(j[1], j[2]) END AS VARCHAR) AS input_dims,
+       CAST(CASE WHEN c.source = 'cpu_ops' THEN j[3] END AS VARCHAR) AS input_types
+FROM (SELECT *, CASE WHEN source = 'cpu_ops'
+                     THEN json_extract(inputs_raw, ['$."Input Dims"', '$."Input dims"', '$."Input type"']) END AS j
+      FROM op_calls) c
 JOIN names n USING (name)
-LEFT JOIN children ch ON ch.trace_id = c.trace_id AND ch.op_id = c.op_id
-LEFT JOIN launched l ON l.trace_id = c.trace_id AND l.op_id = c.op_id
-ASOF LEFT JOIN nodes e ON e.trace_id = c.trace_id AND e.pid = c.pid AND e.tid = c.tid AND e.start_ns <= c.start_ns;
+LEFT JOIN own o ON o.trace_id = c.trace_id AND o.op_id = c.op_id;
 
 -- operator_summary: per PyTorch operator (and, for backward calls, the forward operator
 -- they belong to): calls, host time, and the GPU time of the work it launched, itself
