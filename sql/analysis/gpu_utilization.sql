@@ -33,16 +33,25 @@ chunks AS (
     FROM chunking c, range(0, n) AS r(i)
     WHERE c.first_ns + i * c.chunk_ns < c.last_ns
 ),
--- each busy interval, split over the chunks it touches
-busy_in_chunk AS (
-    SELECT b.trace_id, b.pid, b.device_id, i AS chunk,
-           least(b.end_ns, c.first_ns + (i + 1) * c.chunk_ns, c.last_ns)
-             - greatest(b.start_ns, c.first_ns + i * c.chunk_ns) AS busy_ns
+-- each busy interval with the first and last chunk it touches
+busy_chunks AS (
+    SELECT b.trace_id, b.pid, b.device_id, b.start_ns, b.end_ns, c.first_ns, c.last_ns, c.chunk_ns,
+           CAST((b.start_ns - c.first_ns) // c.chunk_ns AS BIGINT) AS first_chunk,
+           CAST((greatest(b.end_ns, b.start_ns + 1) - 1 - c.first_ns) // c.chunk_ns AS BIGINT) AS last_chunk
     FROM gpu_busy b
-    JOIN chunking c USING (trace_id, pid, device_id),
-         range(CAST((b.start_ns - c.first_ns) // c.chunk_ns AS BIGINT),
-               CAST((greatest(b.end_ns, b.start_ns + 1) - 1 - c.first_ns) // c.chunk_ns AS BIGINT) + 1)
-           AS r(i)
+    JOIN chunking c USING (trace_id, pid, device_id)
+),
+-- each busy interval, split over the chunks it touches (most touch one: only the others
+-- go through range())
+busy_in_chunk AS (
+    SELECT trace_id, pid, device_id, i AS chunk,
+           least(end_ns, first_ns + (i + 1) * chunk_ns, last_ns) - greatest(start_ns, first_ns + i * chunk_ns)
+               AS busy_ns
+    FROM (SELECT *, first_chunk AS i FROM busy_chunks WHERE first_chunk = last_chunk
+          UNION ALL
+          SELECT b.*, r.i
+          FROM (SELECT * FROM busy_chunks WHERE first_chunk < last_chunk) b,
+               range(b.first_chunk, b.last_chunk + 1) AS r(i))
 )
 SELECT c.trace_id, c.pid, c.device_id, c.context_id, c.chunk, c.start_ns,
        c.end_ns - c.start_ns AS duration_ns,

@@ -11,12 +11,12 @@
 -- @column input_types      Input dtypes, JSON list ('Input type').
 -- @column input_strides    Input strides, JSON list of lists ('Input Strides').
 -- @column concrete_inputs  Concrete scalar inputs, JSON list ('Concrete Inputs').
+-- (json_extract with a list of paths parses each call's JSON once for all five)
 CREATE OR REPLACE VIEW cpu_op_inputs AS
-SELECT trace_id, op_id, name,
-       coalesce(json_extract(args_json, '$."Input Dims"'),
-                json_extract(args_json, '$."Input dims"')) AS input_dims,
-       json_extract(args_json, '$."Input type"') AS input_types,
-       json_extract(args_json, '$."Input Strides"') AS input_strides,
-       json_extract(args_json, '$."Concrete Inputs"') AS concrete_inputs
-FROM cpu_ops
-WHERE args_json IS NOT NULL;
+SELECT trace_id, op_id, name, coalesce(j[1], j[2]) AS input_dims, j[3] AS input_types,
+       j[4] AS input_strides, j[5] AS concrete_inputs
+FROM (SELECT trace_id, op_id, name,
+             json_extract(args_json, ['$."Input Dims"', '$."Input dims"', '$."Input type"',
+                                      '$."Input Strides"', '$."Concrete Inputs"']) AS j
+      FROM cpu_ops
+      WHERE args_json IS NOT NULL);

