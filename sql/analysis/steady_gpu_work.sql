@@ -4,7 +4,7 @@
 -- process's steady steps for a per-step figure. Memory copies are named by direction
 -- ('Memcpy HtoD'), the same for both sources, with the memory at each end beside.
 --
--- depends: gpu_ops, memcpy, op_class_of, steady_steps, op_launches, op_calls
+-- depends: gpu_ops, memcpy, op_class_of, steady_steps, op_launches, operator_calls
 -- materialize: per trace
 --
 -- @column trace_id         Trace.
@@ -34,13 +34,12 @@ WITH ops AS (
                       AND m.correlation_id IS NOT DISTINCT FROM o.correlation_id
 ),
 launched AS (
-    SELECT o.*, c.name AS launcher,
-           CAST(op_input_dims(c.source, c.inputs_raw) AS VARCHAR) AS launcher_shapes,
-           CAST(op_input_types(c.source, c.inputs_raw) AS VARCHAR) AS launcher_dtypes
+    -- the launcher's shapes and dtypes as operator_calls parsed them (op_input_dims, op_input_types)
+    SELECT o.*, c.name AS launcher, c.input_dims AS launcher_shapes, c.input_types AS launcher_dtypes
     FROM ops o
     LEFT JOIN op_launches l ON l.trace_id = o.trace_id AND l.pid = o.pid AND l.device_id = o.device_id
                            AND l.start_ns = o.start_ns AND l.category = o.category
-    LEFT JOIN op_calls c ON c.trace_id = l.trace_id AND c.op_id = l.op_id
+    LEFT JOIN operator_calls c ON c.trace_id = l.trace_id AND c.op_id = l.op_id
 )
 SELECT trace_id, pid, op_class, name, memory, launcher, launcher_shapes, launcher_dtypes,
        count(*) AS calls, sum(duration_ns) AS duration_ns, sum(bytes) AS bytes
