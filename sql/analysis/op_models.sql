@@ -137,9 +137,11 @@ kernel_names AS (
 nvtx_kernel_time AS (
     -- the kernels each NVTX call launched, itself or through the operators inside it
     SELECT c.trace_id, c.op_id, k.dtype, bool_or(k.is_cast) AS is_cast, sum(l.duration_ns) AS kernel_ns
+    -- (the ASOF join first: joined to kernel_names before it, its left side looked a few rows
+    -- long to DuckDB, which then ran it as a nested loop over every pair)
     FROM op_launches l
-    JOIN kernel_names k USING (name)
     ASOF JOIN nvtx_calls c ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.start_ns <= l.launch_ns
+    JOIN kernel_names k ON k.name = l.name
     WHERE l.launch_ns <= c.end_ns AND l.category = 'kernel'
     GROUP BY ALL
 ),
