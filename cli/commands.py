@@ -125,6 +125,7 @@ def stats(args) -> int:
     # a view under the reports that two of them (or of the views they read) read is evaluated once
     # into a table; views of their files that nothing reads, not at all. Many such views (the
     # default reports: ~70) are evaluated on every core, each as soon as the views it reads are
+    # done (PARALLEL_FROM_VIEWS)
     shared = catalog.shared_reads([reports.reads([name], known) for name in names])
     parallel = len(shared) >= PARALLEL_FROM_VIEWS
     from concurrent.futures import ThreadPoolExecutor

@@ -148,6 +148,7 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     if len(loose_trace_ids(lake, "traces")) >= compact.AUTO_LOOSE:  # keeps file counts and query times flat
         compact.compact(lake, count=False)
     update_database(lake)
-    summary.seconds = time.perf_counter() - t0
-    summary.stage_seconds["database"] = time.perf_counter() - t_database
+    end = time.perf_counter()
+    summary.seconds = end - t0
+    summary.stage_seconds["database"] = end - t_database
     return summary

@@ -342,23 +342,19 @@ def _write_partitions(con, view: str, trace_ids: list[str], folder: Path) -> lis
     out = []
     for t in trace_ids:
         written = layout.copied_partition_files(folder / "rows", t)
+        staged = folder / f"{t}.parquet"
         if len(written) == 1:  # out of DuckDB's partition folder, which goes now: 2 system calls here
-            staged = folder / f"{t}.parquet"  # against ~6 per folder when the staging folder is removed
-            os.replace(written[0], staged)
+            os.replace(written[0], staged)  # against ~6 per folder when the staging folder is removed
             os.rmdir(written[0].parent)
-            out.append((t, staged))
-            continue
-        if not written:
+        elif not written:
             if not empty.exists():
                 con.execute(f"COPY (SELECT * EXCLUDE (trace_id) FROM {view} WHERE false) "
                             f"TO {_quote(str(empty))} (FORMAT parquet, COMPRESSION zstd)")
-            staged = folder / f"{t}.parquet"
             try:  # a link: a third of a run's partitions are empty (one system call, no data copied)
                 os.link(empty, staged)
             except OSError:  # a file system without hard links
                 shutil.copyfile(empty, staged)
         else:  # DuckDB split a large partition over several files
-            staged = folder / f"{t}.parquet"
             con.execute(f"COPY (SELECT * EXCLUDE (trace_id) FROM {view} WHERE trace_id = {_quote(t)}) "
                         f"TO {_quote(str(staged))} (FORMAT parquet, COMPRESSION zstd)")
         out.append((t, staged))
