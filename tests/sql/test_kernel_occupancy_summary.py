@@ -19,7 +19,7 @@ def test_configurations_of_one_kernel_stay_apart(con):
     load_sql(con, "analysis/kernel_occupancy_summary.sql")
     assert rows(con, """SELECT name, registers_per_thread, launches, total_ns, round(time_pct, 1), active_blocks_per_sm,
                                round(theoretical_occupancy_pct, 1), round(estimated_occupancy_pct, 1), limiter
-                        FROM kernel_occupancy_summary ORDER BY total_ns DESC, registers_per_thread""") == [
+                        FROM kernel_occupancy_summary ORDER BY total_ns DESC, registers_per_thread, name""") == [
         ("gemm", 128, 2, 60, 60.0, 2, 25.0, 25.0, "registers"),
         ("copy", 32, 1, 20, 20.0, 2, 100.0, 25.0, "warps"),
         ("gemm", 32, 1, 20, 20.0, 8, 100.0, 94.7, "warps"),
