@@ -130,7 +130,7 @@ def stats(args) -> int:
     parallel = len(shared) >= PARALLEL_FROM_VIEWS
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..lake import derive
+    from ..lake import cores, derive
     from ..lake.scoped import ScopedDatabase
 
     # the database (the catalog opened, its empty base tables: DuckDB, without the GIL) is set up
@@ -149,7 +149,7 @@ def stats(args) -> int:
     done = [o for o in outcomes if o.status == "ok"]
     con = scoped.load([o.trace_id for o in done], only=needed) if args.lake else scoped.load_arrow(tables)
     if parallel:
-        derive.evaluate_in_place(con, shared, os.cpu_count() or 1)
+        derive.evaluate_in_place(con, shared, cores.threads())
     else:
         derive.evaluate_once(con, shared)
     try:

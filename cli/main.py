@@ -18,7 +18,7 @@ from typing import NoReturn
 
 from ..ingest.reading import BadLimits
 from ..jobs import fs_errors
-from ..jobs.process_settings import prefer_jemalloc
+from ..jobs.process_settings import prefer_jemalloc, use_cores
 from ..lake.format_version import LakeTooNew
 from ..lake.lock import LakeBusy, LakeReadOnly
 from ..lake.version import __version__
@@ -180,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Example: tracelake run /data/profiles --out results/ --jobs 8 --json > summary.json")
     s.add_argument("paths", nargs="+", metavar="DIR", help="directories (or files) to search for traces")
     s.add_argument("--out", required=True, metavar="OUTDIR", help="output folder; the lake is OUTDIR/lake")
-    s.add_argument("--jobs", type=int, default=None, metavar="N", help="worker processes (default: all cores)")
+    s.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="cores to keep busy: N worker processes, a thread each (default: all cores)")
     s.add_argument("--prune", action="store_true", help="drop lake entries of files that no longer exist")
     s.add_argument("--executor", choices=["local", "dask"], default="local",
                    help="local: a process pool on this machine (default); dask: a Dask distributed cluster")
@@ -271,6 +272,7 @@ def _exit_now(code: int) -> NoReturn:
 def _run(args) -> int:
     prefer_jemalloc()  # before the commands import pyarrow
     apply_memory_option(args)  # before any worker process starts
+    use_cores(getattr(args, "jobs", None))
     from .commands import COMMANDS
 
     warnings.formatwarning = lambda message, *_, **__: f"warning  {message}\n"  # one line, no source line

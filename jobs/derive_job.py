@@ -3,9 +3,9 @@ local process pool or a Dask cluster; one task or one job runs in this process."
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from ..lake import cores
 from ..lake import derive as lake_derive
 
 
@@ -30,7 +30,7 @@ def derive(lake: str | Path, tasks: list, jobs: int = 1, executor: str = "local"
         from .worker_pool import process_pool
 
         workers = min(jobs, len(tasks))
-        threads = max(1, (os.cpu_count() or 1) // workers)  # the cores the other workers leave
+        threads = cores.per_worker(workers)  # the job's cores the other workers leave
         with process_pool(workers) as pool:
             for future in [pool.submit(lake_derive.derive_scope, lake, s, t, threads) for s, t in tasks]:
                 warnings.extend(future.result())

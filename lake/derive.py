@@ -31,7 +31,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import base_tables, catalog, layout, memory_budget, scan
+from . import base_tables, catalog, cores, layout, memory_budget, scan
 from .catalog_template import in_memory_catalog
 
 # Views most materialized views read: evaluated once per scope (a temp table shadows the view).
@@ -366,7 +366,7 @@ def derive_here(lake: str | Path, tasks: list) -> list[str]:
     them over its worker pool or a Dask cluster instead (jobs/derive_job.py)."""
     warnings: list[str] = []
     for scope, targets in tasks:
-        warnings.extend(derive_scope(str(Path(lake).resolve()), scope, targets, os.cpu_count() or 1))
+        warnings.extend(derive_scope(str(Path(lake).resolve()), scope, targets, cores.threads()))
     if tasks:
         drop_stale(lake)
     return warnings
