@@ -76,9 +76,9 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
              for scope, members in batches(scopes, events, jobs or os.cpu_count() or 1)]
     _remove_leftovers(out_dir / "traces")
     # the diff pages are written by a thread of this process while the workers render the trace
-    # pages (they read only the lake's database), not after them
-    with ThreadPoolExecutor(1) as diff_thread:
-        diff_con = con.cursor()
+    # pages (they read only the lake's database), not after them; its cursor is closed after the
+    # thread has ended, however the block is left
+    with con.cursor() as diff_con, ThreadPoolExecutor(1) as diff_thread:
         diffs_done = diff_thread.submit(write_diff_pages, diff_con, out_dir / "diffs", trace_ids is None)
         try:
             errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler,
@@ -87,7 +87,6 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
             diff_con.interrupt()
             raise
         diffs = diffs_done.result()
-        diff_con.close()
     if page_errors is not None:
         page_errors.extend(errors)
     failed = {e["trace_id"] for e in errors}
