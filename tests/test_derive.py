@@ -144,8 +144,9 @@ def _inodes(lake) -> dict:
 
 # Views whose rows once depended on how DuckDB's threads split the work: list order
 # (callctx_bottomup.callers), ties (critical_path_ops.rank_in_step, fusion_candidates' mode and
-# NULL signatures, the ASOF join of nvtx_gpu_projection), float sums (mfu).
-DETERMINISTIC = ["callctx_bottomup", "critical_path_ops", "fusion_candidates", "mfu", "nvtx_gpu_projection"]
+# NULL signatures, the ASOF joins of nvtx_gpu_projection and largest_gpu_gaps), float sums (mfu).
+DETERMINISTIC = ["callctx_bottomup", "critical_path_ops", "fusion_candidates", "largest_gpu_gaps", "mfu",
+                 "nvtx_gpu_projection"]
 
 
 def test_views_give_the_same_rows_run_after_run(sample_lake):

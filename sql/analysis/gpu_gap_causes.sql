@@ -9,7 +9,8 @@
 -- host_activity says what the launching thread was doing when the gap began: the API
 -- call in progress (e.g. cudaStreamSynchronize), else the innermost operator or range
 -- that still ran at its start (found from the last one that started before it, walking
--- out through the ranges enclosing it).
+-- out through the ranges enclosing it). Where several start in the same ns (clocks in
+-- microseconds), the API call is the longest of them and the operator the innermost.
 -- gpu_gap_causes (sql/analysis/largest_gpu_gaps.sql): the same for gaps longer than 100 us.
 --
 -- depends: gpu_gaps, gpu_ops, api, cpu_ops, annotations, idle_cause, graph_launches
@@ -54,27 +55,36 @@ launched AS (
       ON a.trace_id = e.trace_id AND a.pid = e.pid AND a.correlation_id = e.correlation_id
 ),
 in_api AS (
+    -- the call that started last on the thread at or before the gap start, if it still ran then;
+    -- of several that started in the same ns (an ASOF join on the start alone takes any one,
+    -- perhaps one that had ended), the longest, then the last issued (correlation id)
     SELECT l.trace_id, l.pid, l.device_id, l.start_ns,
            CASE WHEN a.end_ns >= l.start_ns THEN a.name END AS api_name
     FROM launched l
-    ASOF LEFT JOIN api a
-      ON a.trace_id = l.trace_id AND a.pid = l.pid AND a.tid = l.tid AND a.start_ns <= l.start_ns
+    ASOF LEFT JOIN (SELECT *, {'start_ns': start_ns, 'end_ns': end_ns, 'correlation_id': coalesce(correlation_id, -1)} AS k
+                    FROM api) a
+      ON a.trace_id = l.trace_id AND a.pid = l.pid AND a.tid = l.tid
+     AND a.k <= {'start_ns': l.start_ns, 'end_ns': 9223372036854775807, 'correlation_id': 9223372036854775807}
 ),
 host_spans AS (
     -- operators and CPU ranges, each with its innermost enclosing one of the same kind and thread
-    SELECT trace_id, pid, tid, 'op' AS kind, op_id AS id, parent_op_id AS parent_id, start_ns, end_ns, name
+    SELECT trace_id, pid, tid, 'op' AS kind, op_id AS id, parent_op_id AS parent_id, depth, start_ns, end_ns, name
     FROM cpu_ops
     UNION ALL
-    SELECT trace_id, pid, tid, 'range', annotation_id, parent_id, start_ns, end_ns, name
+    SELECT trace_id, pid, tid, 'range', annotation_id, parent_id, depth, start_ns, end_ns, name
     FROM annotations WHERE NOT is_gpu
 ),
 last_started AS (
-    -- per kind, the last operator / range that started on the thread at or before the gap start
+    -- per kind, the last operator / range that started on the thread at or before the gap start;
+    -- of several that started in the same ns (an operator and the one it calls first), the
+    -- innermost (the deepest, then the longest, then the lowest id), from which walking out
+    -- passes the others (an ASOF join on the start alone takes any one of them)
     SELECT l.trace_id, l.pid, l.device_id, l.start_ns AS gap_ns, l.kind, c.id, c.parent_id,
            c.start_ns, c.end_ns, c.name
     FROM (SELECT l.*, k.kind FROM launched l CROSS JOIN (VALUES ('op'), ('range')) k(kind)) l
-    ASOF JOIN host_spans c
-      ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.kind = l.kind AND c.start_ns <= l.start_ns
+    ASOF JOIN (SELECT *, {'start_ns': start_ns, 'depth': coalesce(depth, 0), 'end_ns': end_ns, 'id': -id} AS k FROM host_spans) c
+      ON c.trace_id = l.trace_id AND c.pid = l.pid AND c.tid = l.tid AND c.kind = l.kind
+     AND c.k <= {'start_ns': l.start_ns, 'depth': 2147483647, 'end_ns': 9223372036854775807, 'id': 9223372036854775807}
 ),
 enclosing AS (
     -- it, or when it had ended by the gap start, its enclosing ones outwards (they nest)

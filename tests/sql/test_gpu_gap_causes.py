@@ -38,3 +38,39 @@ def test_nothing_running_gives_null(con):
         ("t", 1, 1, 11, 20 * US, 90 * US, "aten::add", None)])
     load_sql(con, "analysis/largest_gpu_gaps.sql")
     assert rows(con, "SELECT host_activity FROM gpu_gap_causes") == [(None,)]
+
+
+def _two_gaps(con):
+    # the same 150 us gap on GPUs 0 and 1, ended by kernels that threads 11 and 12 launched at 240 us
+    given(con, "kernels", KERNEL, [
+        ("t", 1, 0, 7, 1 * US, 100 * US, 1, "a"), ("t", 1, 0, 7, 250 * US, 260 * US, 2, "b"),
+        ("t", 1, 1, 7, 1 * US, 100 * US, 3, "a"), ("t", 1, 1, 7, 250 * US, 260 * US, 4, "b")])
+    given(con, "api_calls", API, [("t", 1, 11, 240 * US, 245 * US, 2, "cudaLaunchKernel", "runtime"),
+                                  ("t", 1, 12, 240 * US, 245 * US, 4, "cudaLaunchKernel", "runtime")])
+
+
+def test_of_operators_starting_together_the_innermost(con):
+    # aten::linear calls aten::t in the same ns (microsecond clocks): both still run at the gap start.
+    # Stored parent first on thread 11 and child first on thread 12: a join on the start alone
+    # took the first or the last stored, wrong on one of the two.
+    _two_gaps(con)
+    op = ["trace_id", "op_id", "pid", "tid", "start_ns", "end_ns", "name", "parent_op_id", "depth"]
+    given(con, "cpu_ops", op, [("t", 1, 1, 11, 50 * US, 200 * US, "aten::linear", None, 0),
+                               ("t", 2, 1, 11, 50 * US, 150 * US, "aten::t", 1, 1),
+                               ("t", 4, 1, 12, 50 * US, 150 * US, "aten::t", 3, 1),
+                               ("t", 3, 1, 12, 50 * US, 200 * US, "aten::linear", None, 0)])
+    load_sql(con, "analysis/largest_gpu_gaps.sql")
+    assert rows(con, "SELECT device_id, host_activity FROM gpu_gap_causes ORDER BY device_id") == [
+        (0, "aten::t"), (1, "aten::t")]
+
+
+def test_of_api_calls_starting_together_the_one_still_running(con):
+    # a zero-length call and a synchronize start in the same ns; only the synchronize runs at the gap start
+    _two_gaps(con)
+    given(con, "api_calls", API, [("t", 1, 11, 50 * US, 200 * US, 10, "cudaStreamSynchronize", "runtime"),
+                                  ("t", 1, 11, 50 * US, 50 * US, 11, "cudaPeekAtLastError", "runtime"),
+                                  ("t", 1, 12, 50 * US, 50 * US, 13, "cudaPeekAtLastError", "runtime"),
+                                  ("t", 1, 12, 50 * US, 200 * US, 12, "cudaStreamSynchronize", "runtime")])
+    load_sql(con, "analysis/largest_gpu_gaps.sql")
+    assert rows(con, "SELECT device_id, host_activity FROM gpu_gap_causes ORDER BY device_id") == [
+        (0, "cudaStreamSynchronize"), (1, "cudaStreamSynchronize")]
