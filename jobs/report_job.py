@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..analysis import critpath_whatif
+from ..lake import cores
 from ..lake.database import connect
 from ..lake.layout import has_any_derived
 from ..lake.scoped import ScopedDatabase, derived_served
@@ -72,8 +73,9 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     # a run's pages show all its ranks: when one rank is rendered again, so are its siblings
     scopes = [(scope, members) for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
     events = dict(con.execute("SELECT trace_id, event_count FROM traces").fetchall())
+    workers = jobs or cores.threads()
     tasks = [(scope, [(t, str(links[t])) for t in members], siblings, export)
-             for scope, members in batches(scopes, events, jobs or os.cpu_count() or 1)]
+             for scope, members in batches(scopes, events, workers)]
     _remove_leftovers(out_dir / "traces")
     # the diff pages are written by a thread of this process while the workers render the trace
     # pages (they read only the lake's database), not after them; its cursor is closed after the
@@ -81,7 +83,7 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     with con.cursor() as diff_con, ThreadPoolExecutor(1) as diff_thread:
         diffs_done = diff_thread.submit(write_diff_pages, diff_con, out_dir / "diffs", trace_ids is None)
         try:
-            errors = _run_tasks(str(lake_path(con)), tasks, jobs or os.cpu_count() or 1, executor, scheduler,
+            errors = _run_tasks(str(lake_path(con)), tasks, workers, executor, scheduler,
                                 on_pages)
         except BaseException:  # (Ctrl-C) the thread's query stops too: leaving the block waits for it
             diff_con.interrupt()

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..ingest.discover import discover
 from ..ingest.printable import path_text
 from ..ingest.reading import Limits
-from ..lake import compact, derive, format_version
+from ..lake import compact, cores, derive, format_version
 from ..lake.database import update_database
 from ..lake.layout import delete_trace, lake_index, loose_trace_ids, note_replaces, prepare_for_writing
 from ..lake.lock import writes_lake
@@ -102,7 +102,7 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     also how the lake's `traces.path` holds them. on_stage(text) is called as each stage starts
     (ingest, derive) with a line that says what it does."""
     t0 = time.perf_counter()
-    workers = jobs or os.cpu_count() or 1
+    workers = jobs or cores.threads()
     lake = prepare_for_writing(Path(out) / "lake")
     known = lake_index(lake)
     outdated = format_version.outdated(lake)  # written without what this version reads: read again
