@@ -26,7 +26,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ..ingest.nesting import NO_START, nest
+from ..ingest.nesting import NO_START, nest_parents
 from ..lake.schema import CALLCTX_TABLES, TABLES
 from ..lake.writer import conform
 from . import memory_context
@@ -127,7 +127,7 @@ def _enclosing_paths(ranges: pl.DataFrame, calls: pl.DataFrame) -> dict[int, lis
     lane_of, call_lane = lanes[:n_ranges], lanes[n_ranges:]
     start_of = ranges["start_ns"].fill_null(NO_START).to_numpy().astype(np.int64)
     end_of = ranges["end_ns"].to_numpy().astype(np.int64)
-    parent_of, _, order = nest(lane_of, start_of, end_of, np.ones(n_ranges, bool))
+    parent_of, order = nest_parents(lane_of, start_of, end_of, np.ones(n_ranges, bool))
     parents = parent_of.tolist()
 
     # the last range in sweep order on the call's lane that starts no later than the call

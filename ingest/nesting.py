@@ -39,6 +39,58 @@ def nest(lanes: np.ndarray, starts: np.ndarray, ends: np.ndarray, has_end: np.nd
     return np.array(parent, np.int64), np.array(depth, np.int64), order
 
 
+def nest_parents(lanes: np.ndarray, starts: np.ndarray, ends: np.ndarray, has_end: np.ndarray) -> tuple[np.ndarray, ...]:
+    """nest's parent and visiting order, vectorized (the calling context's 165k ranges of the 89 MB
+    reference trace: 61 -> 26 ms); no depth, which depends on ranges that the sweep leaves on its
+    stack after they ended (an overlap that does not nest).
+
+    The sweep's parent of a range is the last range before it in visiting order, on its lane, that
+    holds its start: one that ends after it, or a zero-length one at it (a range that does not hold
+    a start holds no later one, so the sweep popped it or it lies under one that holds). In
+    visiting order each range holds the ranges from the next one up to its `death`, the first whose
+    start it does not hold (starts only grow along a lane); the parent is then the nearest earlier
+    range whose death lies beyond, found for all at once by skipping back over blocks of 2^k
+    ranges that all died by then (a sparse table of the blocks' latest death).
+    """
+    n = len(starts)
+    order = np.lexsort((-ends, starts, lanes))
+    parent = np.full(n, -1, np.int64)
+    if n == 0:
+        return parent, order
+    lane, start, end = lanes[order], starts[order], ends[order]
+    # a range dies at the first later range of its lane that starts at or after its end (after
+    # it, for a zero-length one); a mark holds nothing
+    bounds = np.flatnonzero(np.r_[True, lane[1:] != lane[:-1], True])
+    death = np.empty(n, np.int32)  # positions, and int32 halves the table below
+    for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        lane_start, lane_end = start[lo:hi], end[lo:hi]
+        first = np.searchsorted(lane_start, lane_end, side="left")
+        zero = np.flatnonzero(lane_end == lane_start)
+        first[zero] = np.searchsorted(lane_start, lane_end[zero], side="right")
+        death[lo:hi] = lo + first
+    np.maximum(death, np.arange(1, n + 1, dtype=np.int32), out=death)
+    marks = np.flatnonzero(~has_end[order])
+    death[marks] = marks + 1
+    # latest[k][p]: the largest death among ranges p .. p + 2^k - 1
+    latest = [death]
+    while 2 ** len(latest) <= n:
+        half, prev = 2 ** (len(latest) - 1), latest[-1]
+        latest.append(np.maximum(prev[:-half], prev[half:]))
+    # most ranges lie in the one before them: only the others search
+    here = np.arange(1, n)
+    inside = death[:-1] > here
+    parent[order[1:][inside]] = order[:-1][inside]
+    here = here[~inside]
+    pos = here.copy()
+    for k in range(len(latest) - 1, -1, -1):
+        step = 2 ** k
+        skip = (pos >= step) & (latest[k][np.maximum(pos - step, 0)] <= here)
+        pos -= step * skip
+    found = (pos > 0) & (death[pos - 1] > here)
+    parent[order[here[found]]] = order[pos[found] - 1]
+    return parent, order
+
+
 def parent_and_depth(lane: list, start_ns: list, end_ns: list, ids: list) -> tuple[list, list]:
     """For each range, the id of the innermost range on the same lane that contains it, and its depth.
 
