@@ -224,10 +224,12 @@ def views_frozen(con, lake: str | Path, scope: list[str], pages: int = 1) -> Ite
     and, for several pages, the views each page reads: on a scoped database of the pages' run
     (`scope`, from `lake`), before rendering them. Without it every section evaluates the views under
     it again. The materialized views are read from the lake's derived partitions where it holds
-    them for the whole scope (scoped.derived_served), not evaluated again."""
-    with derived_served(con, lake, scope) as served:
+    them for the whole scope (scoped.derived_served), not evaluated again; of the others, those
+    that no section reaches through them are neither served nor evaluated (report_views.reached)."""
+    with derived_served(con, lake, scope, report_views.reached) as served:
+        reached = report_views.reached(set(served))
         views = report_views.shared_views() + (report_views.page_views() if pages > 1 else [])
-        with frozen(con, [v for v in views if v not in served]):
+        with frozen(con, [v for v in views if v in reached and v not in served]):
             yield
 
 

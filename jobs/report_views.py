@@ -61,6 +61,18 @@ def shared_views() -> list[str]:
     return page_and_shared()[1]
 
 
+def reached(served: set[str]) -> set[str]:
+    """The views the sections read, and those under them down to the views in `served` (read from
+    the lake's derived partitions: what is under them is not evaluated). A superset: a SQL file's
+    views and dependencies count together (catalog.reads)."""
+    return _reached(frozenset(served))
+
+
+@cache
+def _reached(served: frozenset[str]) -> set[str]:
+    return catalog.reads(section_views(), TABLES, stop=served)
+
+
 @cache
 def lazy_tables() -> frozenset[str]:
     """The base tables no view the sections read evaluates, once the materialized views are read

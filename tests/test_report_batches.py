@@ -63,3 +63,32 @@ def test_page_is_the_same_with_other_traces_loaded(sample_con, sample_lake):
         assert _page(db, ids[::-1], ids[0], report_views.shared_views() + report_views.page_views()) == alone
     finally:
         db.close()
+
+
+def test_a_task_serves_and_evaluates_only_what_its_sections_reach(sample_con, sample_lake):
+    """On a derived lake a task reads the materialized views the sections reach from their
+    partitions and evaluates the other views they reach; what lies only under a served view (the
+    finding rules under `findings`, ...) is neither served nor evaluated, and the page is the same
+    as with every view evaluated."""
+    from tracelake.lake import catalog
+    from tracelake.lake.schema import TABLES
+
+    ids = [r[0] for r in sample_con.sql("SELECT trace_id FROM traces ORDER BY file_bytes").fetchall()]
+    db = ScopedDatabase(sample_lake)
+    try:
+        con = db.load(ids)
+        with report_job.views_frozen(con, str(sample_lake), ids, pages=len(ids)):
+            temp = dict(con.execute("SELECT table_name, table_type FROM information_schema.tables "
+                                    "WHERE table_schema = 'main' AND table_catalog = 'temp'").fetchall())
+            page = trace_page(con, ids[0], version="test").html
+        served = {v for v, kind in temp.items() if kind == "VIEW" and v not in TABLES}
+        evaluated = {v for v, kind in temp.items() if kind != "VIEW" and v not in TABLES}  # not the loaded tables
+        assert "findings" in served and "kernel_summary" in served
+        reached = catalog.reads(sections.views(), TABLES, stop=served)
+        assert served | evaluated <= reached
+        rules = set(catalog.rule_views(catalog.load_files()))
+        assert not rules & (served | evaluated)
+        assert evaluated  # views no partition holds (api, steady_summary, ...) are still evaluated once
+        assert _page(db, ids, ids[0], report_views.shared_views() + report_views.page_views()) == page
+    finally:
+        db.close()
