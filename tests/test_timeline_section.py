@@ -52,6 +52,25 @@ def test_marks_account_for_every_gpu_operation_of_the_step(figures, _sample_db):
         assert k1.height == 1 and k1["ms"][0] == pytest.approx(longest_ns / 1e6, rel=1e-9), trace_id
 
 
+def test_another_ranks_lanes_are_its_own_timelines_gpu_lanes(figures, _sample_db):
+    """Another rank's lanes beside a page's step come from timeline_gpu_rows, which reads neither
+    the CPU operations nor the critical path: its rows are timeline_rows' GPU stream and idle
+    lanes, labelled marks kept whole, for each sample's step; and they account for every GPU
+    operation of the step."""
+    con = _sample_db.cursor()
+    for trace_id, (step, _) in figures.items():
+        px = max(1, (step["end_ns"] - step["start_ns"]) // timeline.WIDTH)
+        args = {"t": trace_id, "pid": step["pid"], "t0": step["start_ns"], "t1": step["end_ns"], "px": px,
+                "merge": timeline.MERGE_PX * px, "labels": timeline.LABELLED}
+        call = "($t, $pid, $t0, $t1, $px, $merge, $labels) ORDER BY ALL"
+        whole = con.execute(f"SELECT * FROM timeline_rows{call}", args).fetchall()
+        gpu = con.execute(f"SELECT * FROM timeline_gpu_rows{call}", args).fetchall()
+        assert gpu == [r for r in whole if r[0].startswith("GPU") and r[1] != "path"] and gpu, trace_id
+        assert any(r[8] for r in gpu) and any(not r[0].startswith("GPU") for r in whole)
+        count = sum(r[5] for r in gpu if " stream " in r[0])
+        assert count == _gpu_ops(con, trace_id, step)[0], trace_id
+
+
 def test_marks_of_a_lane_closer_than_the_merge_distance_are_one(figures):
     for trace_id, (step, fig) in figures.items():
         merge_ms = timeline.MERGE_PX * max(1, (step["end_ns"] - step["start_ns"]) // timeline.WIDTH) / 1e6

@@ -81,11 +81,11 @@ def shown_ranks(others: list[dict], rank: int | None, most: int = OTHER_RANKS) -
     return [r for r in others if r["rank"] in chosen]
 
 
-def _rows(page: Page, trace_id: str, pid: int, t0: int, t1: int, px_ns: int) -> pl.DataFrame:
-    return page.sql("""
+def _rows(page: Page, trace_id: str, pid: int, t0: int, t1: int, px_ns: int, rows: str = "timeline_rows") -> pl.DataFrame:
+    return page.sql(f"""
         SELECT lane, layer, category, (start_ns - $t0) / 1e6 AS start_ms, (end_ns - $t0) / 1e6 AS end_ms,
                (end_ns - start_ns) / 1e6 AS ms, ops, busy_ns / 1e6 AS busy_ms, name, label
-        FROM timeline_rows($trace, $pid, $t0, $t1, $px, $merge, $labels)
+        FROM {rows}($trace, $pid, $t0, $t1, $px, $merge, $labels)
         ORDER BY lane, start_ns, end_ns DESC, layer, category, name""",
                     {"trace": trace_id, "pid": pid, "t0": t0, "t1": t1, "px": px_ns, "merge": MERGE_PX * px_ns,
                      "labels": LABELLED})
@@ -95,12 +95,11 @@ def rows(page: Page, step: dict, others: list[dict] | None = None) -> pl.DataFra
     """timeline_rows of the step at WIDTH pixels, times in ms since the step's start, with their
     labels: K1.. on the longest GPU operations, G1.. on the largest gaps. Each other rank of the
     run (others) adds a lane 'rank R GPU d' (its streams and idle gaps in one lane: the gaps are
-    where no stream runs), timed from its own start of the step, unlabelled."""
+    where no stream runs; timeline_gpu_rows), timed from its own start of the step, unlabelled."""
     px_ns = max(1, (step["end_ns"] - step["start_ns"]) // WIDTH)
     frame = _rows(page, page.trace_id, step["pid"], step["start_ns"], step["end_ns"], px_ns)
     for r in others or []:
-        theirs = _rows(page, r["trace_id"], r["pid"], r["start_ns"], r["end_ns"], px_ns).filter(
-            pl.col("lane").str.starts_with("GPU") & (pl.col("layer") != "path"))
+        theirs = _rows(page, r["trace_id"], r["pid"], r["start_ns"], r["end_ns"], px_ns, "timeline_gpu_rows")
         frame = pl.concat([frame, theirs.with_columns(
             (f"rank {r['rank']} GPU " + pl.col("lane").str.split(" ").list.get(1)).alias("lane"),
             pl.lit(None, pl.String).alias("label"))])

@@ -18,6 +18,11 @@
 -- their event, category 'path': the critical_path view's rows, read from its tables for the
 -- step alone, 5x faster than filtering the view). Operations are clipped to the window. The
 -- `labels` longest GPU operations are labelled K1.., the `labels` largest gaps G1..
+-- timeline_gpu_rows(trace, pid, t0_ns, t1_ns, px_ns, merge_ns, labels): timeline_rows' GPU
+-- stream and idle lanes alone, without the critical path (another rank's GPUs beside a page's
+-- step: half the time of timeline_rows, which reads the CPU operations and the path too).
+-- timeline_gpu_marks and timeline_drawn are their shared parts: the window's GPU operations and
+-- gaps, labelled, and the merged rows with their layer.
 --
 -- depends: gpu_op_class, api, cpu_ops, largest_gpu_gaps, cp_steps, cp_edges, cp_nodes
 --
@@ -66,12 +71,42 @@ SELECT lane, category, min(start_ns), max(end_ns), CAST(sum(ops) AS BIGINT), CAS
 FROM grouped
 GROUP BY lane, category, span;
 
-CREATE OR REPLACE MACRO timeline_rows(trace, process, t0_ns, t1_ns, px_ns, merge_ns, labels) AS TABLE
+CREATE OR REPLACE MACRO timeline_gpu_marks(trace, process, t0_ns, t1_ns, labels) AS TABLE
 WITH gpu AS (
     SELECT 'GPU ' || device_id || ' stream ' || coalesce(CAST(stream_id AS VARCHAR), '?') AS lane,
-           op_class AS category, greatest(start_ns, t0_ns) AS start_ns, least(end_ns, t1_ns) AS end_ns, name,
-           correlation_id
+           op_class AS category, greatest(start_ns, t0_ns) AS start_ns, least(end_ns, t1_ns) AS end_ns, name
     FROM gpu_op_class
+    WHERE trace_id = trace AND pid = process AND start_ns < t1_ns AND end_ns > t0_ns
+),
+gaps AS (
+    SELECT 'GPU ' || device_id || ' idle' AS lane, cause AS category, greatest(start_ns, t0_ns) AS start_ns,
+           least(end_ns, t1_ns) AS end_ns, next_op AS name
+    FROM largest_gpu_gaps
+    WHERE trace_id = trace AND pid = process AND start_ns < t1_ns AND end_ns > t0_ns
+)
+SELECT lane, category, start_ns, end_ns, name,
+       CASE WHEN row_number() OVER (ORDER BY end_ns - start_ns DESC, start_ns, lane) <= labels
+            THEN 'K' || row_number() OVER (ORDER BY end_ns - start_ns DESC, start_ns, lane) END AS label
+FROM gpu
+UNION ALL
+SELECT *, CASE WHEN row_number() OVER (ORDER BY end_ns - start_ns DESC, start_ns, lane) <= labels
+               THEN 'G' || row_number() OVER (ORDER BY end_ns - start_ns DESC, start_ns, lane) END AS label
+FROM gaps;
+
+CREATE OR REPLACE MACRO timeline_drawn(tbl, px_ns, merge_ns) AS TABLE
+SELECT lane, CASE WHEN category = 'path' THEN 'path' WHEN lane LIKE '% idle' THEN 'gap'
+                  WHEN ops = 1 THEN 'operation' ELSE 'span' END AS layer,
+       category, start_ns, end_ns, ops, busy_ns, name, label
+FROM timeline_spans(tbl, merge_ns)
+WHERE end_ns - start_ns >= px_ns OR NOT lane LIKE '% idle';
+
+CREATE OR REPLACE MACRO timeline_gpu_rows(trace, process, t0_ns, t1_ns, px_ns, merge_ns, labels) AS TABLE
+WITH marks AS (SELECT * FROM timeline_gpu_marks(trace, process, t0_ns, t1_ns, labels))
+SELECT * FROM timeline_drawn(marks, px_ns, merge_ns);
+
+CREATE OR REPLACE MACRO timeline_rows(trace, process, t0_ns, t1_ns, px_ns, merge_ns, labels) AS TABLE
+WITH gpu AS (
+    SELECT correlation_id FROM gpu_op_class
     WHERE trace_id = trace AND pid = process AND start_ns < t1_ns AND end_ns > t0_ns
 ),
 calls AS (
@@ -82,33 +117,17 @@ calls AS (
 launchers AS (
     SELECT DISTINCT c.tid FROM calls c SEMI JOIN gpu g ON g.correlation_id = c.correlation_id
 ),
-ops AS (
-    SELECT lane, category, start_ns, end_ns, name,
-           CASE WHEN row_number() OVER (ORDER BY end_ns - start_ns DESC, start_ns, lane) <= labels
-                THEN 'K' || row_number() OVER (ORDER BY end_ns - start_ns DESC, start_ns, lane) END AS label
-    FROM gpu
-    UNION ALL
-    SELECT 'thread ' || tid || ' CUDA API',
+cpu AS (
+    SELECT 'thread ' || tid || ' CUDA API' AS lane,
            CASE WHEN name ILIKE '%synchronize%' OR name ILIKE '%EventQuery%' OR name ILIKE '%StreamWait%'
-                THEN 'sync' ELSE 'cuda_api' END,
-           start_ns, end_ns, name, NULL
+                THEN 'sync' ELSE 'cuda_api' END AS category,
+           start_ns, end_ns, name, NULL AS label
     FROM calls WHERE tid IN (SELECT tid FROM launchers)
     UNION ALL
     SELECT 'thread ' || tid, 'cpu_op', greatest(start_ns, t0_ns), least(end_ns, t1_ns), name, NULL
     FROM cpu_ops
     WHERE trace_id = trace AND pid = process AND parent_op_id IS NULL AND start_ns < t1_ns AND end_ns > t0_ns
       AND tid IN (SELECT tid FROM launchers)
-),
-gaps AS (
-    SELECT 'GPU ' || device_id || ' idle' AS lane, cause AS category, greatest(start_ns, t0_ns) AS start_ns,
-           least(end_ns, t1_ns) AS end_ns, next_op AS name
-    FROM largest_gpu_gaps
-    WHERE trace_id = trace AND pid = process AND start_ns < t1_ns AND end_ns > t0_ns
-),
-labelled_gaps AS (
-    SELECT *, CASE WHEN row_number() OVER (ORDER BY end_ns - start_ns DESC, start_ns, lane) <= labels
-                   THEN 'G' || row_number() OVER (ORDER BY end_ns - start_ns DESC, start_ns, lane) END AS label
-    FROM gaps
 ),
 step_graph AS (
     SELECT step_id FROM cp_steps
@@ -133,10 +152,7 @@ path AS (
       AND e.path_order IS NOT NULL AND e.weight_ns > 0 AND a.ts_ns >= t0_ns AND b.ts_ns <= t1_ns
 ),
 marks AS (
-    SELECT * FROM ops UNION ALL SELECT * FROM labelled_gaps UNION ALL SELECT * FROM path
+    SELECT * FROM timeline_gpu_marks(trace, process, t0_ns, t1_ns, labels) UNION ALL SELECT * FROM cpu
+    UNION ALL SELECT * FROM path
 )
-SELECT lane, CASE WHEN category = 'path' THEN 'path' WHEN lane LIKE '% idle' THEN 'gap'
-                  WHEN ops = 1 THEN 'operation' ELSE 'span' END AS layer,
-       category, start_ns, end_ns, ops, busy_ns, name, label
-FROM timeline_spans(marks, merge_ns)
-WHERE end_ns - start_ns >= px_ns OR NOT lane LIKE '% idle';
+SELECT * FROM timeline_drawn(marks, px_ns, merge_ns);
