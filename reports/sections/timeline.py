@@ -81,11 +81,14 @@ def shown_ranks(others: list[dict], rank: int | None, most: int = OTHER_RANKS) -
     return [r for r in others if r["rank"] in chosen]
 
 
-def _rows(page: Page, trace_id: str, pid: int, t0: int, t1: int, px_ns: int, rows: str = "timeline_rows") -> pl.DataFrame:
+def _rows(page: Page, trace_id: str, pid: int, t0: int, t1: int, px_ns: int,
+          macro: str = "timeline_rows") -> pl.DataFrame:
+    """The rows of `macro` (timeline_rows, or timeline_gpu_rows: sql/analysis/timeline.sql) for a
+    window of one process, times in ms since t0."""
     return page.sql(f"""
         SELECT lane, layer, category, (start_ns - $t0) / 1e6 AS start_ms, (end_ns - $t0) / 1e6 AS end_ms,
                (end_ns - start_ns) / 1e6 AS ms, ops, busy_ns / 1e6 AS busy_ms, name, label
-        FROM {rows}($trace, $pid, $t0, $t1, $px, $merge, $labels)
+        FROM {macro}($trace, $pid, $t0, $t1, $px, $merge, $labels)
         ORDER BY lane, start_ns, end_ns DESC, layer, category, name""",
                     {"trace": trace_id, "pid": pid, "t0": t0, "t1": t1, "px": px_ns, "merge": MERGE_PX * px_ns,
                      "labels": LABELLED})
