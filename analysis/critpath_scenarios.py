@@ -119,16 +119,24 @@ class EdgeFacts:
     gpu_gap: np.ndarray  # the gap between two operations of a stream (ns) for kernel_kernel and stream-order edges; -1 else
     fusion_factor: np.ndarray | None = None  # fused_ns / device_ns of its chain for a chain kernel's edge; 1 else
     fusion_drop: np.ndarray | None = None  # bool: launch call, launch latency or gap a fused chain removes
+    _of_class: dict = field(default_factory=dict, repr=False, compare=False)  # class -> its edges (bool)
+
+    def of_class(self, name: str) -> np.ndarray:
+        """The edges of class `name` (compared once per trace, not once per scenario: `cls` holds
+        Python strings, and the scenarios of a report ask for the same few classes)."""
+        if name not in self._of_class:
+            self._of_class[name] = self.cls == name
+        return self._of_class[name]
 
     def weights(self, s: Scenario) -> np.ndarray:
         """The edges' weights under scenario `s`."""
         factor = np.ones(len(self.weight))
         for name, f in s.scale.items():
-            factor[self.cls == name] = f
+            factor[self.of_class(name)] = f
         if s.launch_calls:
-            factor[self.launch_call & (self.cls == "cpu")] = 0.0
+            factor[self.launch_call & self.of_class("cpu")] = 0.0
         if s.captured_cpu:
-            factor[self.captured & (self.cls == "cpu")] = 0.0
+            factor[self.captured & self.of_class("cpu")] = 0.0
         if s.fused_chains and self.fusion_factor is not None:
             factor = factor * self.fusion_factor
         out = np.rint(self.weight * factor).astype(np.int64)

@@ -40,13 +40,13 @@ class _Graph:
         self.repeated = (None if self.rank is None or n == 0 else
                          RepeatedPaths(self.n_nodes, self.src, self.dst, self.node_step, len(self.steps), self.rank))
 
-    def paths(self, weight: np.ndarray) -> pl.DataFrame:
+    def paths(self, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(path length, ok) per step of `self.steps`, in that order."""
         if self.repeated is not None:
-            return pl.DataFrame({"step_id": self.steps, "path_ns": self.repeated.lengths(weight),
-                                 "ok": np.ones(len(self.steps), dtype=bool)})
+            return self.repeated.lengths(weight), np.ones(len(self.steps), dtype=bool)
         path, _, ok = longest_paths(self.n_nodes, self.src, self.dst, weight, self.node_step, len(self.steps),
                                     self.node_ts, self.rank)
-        return pl.DataFrame({"step_id": self.steps, "path_ns": path, "ok": ok})
+        return path, ok
 
 
 def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -> pl.DataFrame:
@@ -65,16 +65,23 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
         if built is None:
             continue
         graph, facts = built
-        base = graph.paths(facts.weight).rename({"path_ns": "baseline_ns", "ok": "base_ok"})
+        base_ns, base_ok = graph.paths(facts.weight)
+        columns: dict[str, list] = {"step_id": [], "scenario": [], "baseline_ns": [], "whatif_ns": []}
         for scenario in scenarios:
             scaled = facts.weights(scenario)
             # weights unchanged (the trace has no edge the scenario changes, or none with time):
             # the same graph gives the same paths, no need to run it again
-            res = (base.rename({"baseline_ns": "whatif_ns", "base_ok": "ok"}) if np.array_equal(scaled, facts.weight)
-                   else graph.paths(scaled).rename({"path_ns": "whatif_ns"}))
-            rows.append(base.join(res, on="step_id").filter(pl.col("ok") & pl.col("base_ok"))
-                        .select(pl.lit(trace_id).alias("trace_id"), "step_id",
-                                pl.lit(scenario.label).alias("scenario"), "baseline_ns", "whatif_ns"))
+            path_ns, ok = (base_ns, base_ok) if np.array_equal(scaled, facts.weight) else graph.paths(scaled)
+            kept = ok & base_ok
+            columns["step_id"].append(graph.steps[kept])
+            columns["scenario"].append(np.full(int(kept.sum()), scenario.label, dtype=object))
+            columns["baseline_ns"].append(base_ns[kept])
+            columns["whatif_ns"].append(path_ns[kept])
+        # one frame per trace (numpy per scenario: a polars join per scenario cost more than the runs)
+        rows.append(pl.DataFrame({"trace_id": trace_id, "step_id": np.concatenate(columns["step_id"]),
+                                  "scenario": pl.Series(np.concatenate(columns["scenario"]), dtype=pl.String),
+                                  "baseline_ns": np.concatenate(columns["baseline_ns"]).astype(np.int64),
+                                  "whatif_ns": np.concatenate(columns["whatif_ns"]).astype(np.int64)}))
     if not rows:
         return pl.DataFrame(schema={"trace_id": pl.String, "pid": pl.Int64, "step": pl.String,
                                     "step_index": pl.Int64, "scenario": pl.String, "baseline_ns": pl.Int64,
