@@ -4,7 +4,7 @@
 -- at ingest by analysis/critpath_build.py; see docs/sql.md for the edge types.
 --
 -- depends: cp_edges, cp_nodes, cp_steps, traces
--- materialize: per trace
+-- materialize: per trace: critical_path_summary, critical_path_ops
 --
 -- @column trace_id     Trace.
 -- @column rank         Distributed rank (NULL when unknown).
