@@ -77,6 +77,8 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
             columns["scenario"].append(np.full(int(kept.sum()), scenario.label, dtype=object))
             columns["baseline_ns"].append(base_ns[kept])
             columns["whatif_ns"].append(path_ns[kept])
+        if not scenarios:
+            continue
         # one frame per trace (numpy per scenario: a polars join per scenario cost more than the runs)
         rows.append(pl.DataFrame({"trace_id": trace_id, "step_id": np.concatenate(columns["step_id"]),
                                   "scenario": pl.Series(np.concatenate(columns["scenario"]), dtype=pl.String),
