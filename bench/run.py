@@ -9,8 +9,8 @@
 - scaling: 200 traces (copies of the bundled samples with distinct bytes), `tracelake run --no-reports
   --jobs N` for N = 1, 2, ... cores, each a fresh process; beside it the machine's own ceiling, in
   the same run: the speedup of N processes of a plain Python loop (no memory traffic, no I/O) over
-  one. On the shared 2-vCPU machines a second busy vCPU slows the first (1.6x measured for the loop,
-  not 2x), which bounds every job's scaling there.
+  one. On the shared 2-vCPU machines a second busy vCPU has slowed the first (1.6x for the loop in
+  one measurement, 2.0x minutes later), which bounds any job's scaling there at that time.
 """
 
 from __future__ import annotations
