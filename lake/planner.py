@@ -14,6 +14,14 @@ from .memory_budget import limit_duckdb
 # a result, only how it is computed.
 SLOW_OPTIMIZERS = ("projection_pullup",)
 
+# ASOF joins whose left side DuckDB estimates at no more than this many rows are run as a nested
+# loop join (default 64). tracelake's CTEs make such estimates wildly low: fusion_chains' ASOF
+# join of 942 calls to their top-level operators, estimated at 27 rows, became a nested loop of
+# 1.1M rows and took 0.25 s of the view's 0.27 s on the 22 MB GPT-2 trace (0.11 s as an ASOF
+# join, 5 runs each). Deriving the 37 corpus traces (one core): 25.7 / 23.6 s of evaluation at
+# 64, 24.6 / 21.1 s at 0. A local setting: SET GLOBAL, so that every cursor has it.
+ASOF_LOOP_JOIN_ROWS = 0
+
 
 def planner_settings(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Turn off SLOW_OPTIMIZERS on `con` (those this DuckDB has), give DuckDB this process's
@@ -22,6 +30,10 @@ def planner_settings(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnectio
     limit_duckdb(con)
     if bounded():
         con.execute(f"SET threads = {threads()}")
+    try:
+        con.execute(f"SET GLOBAL asof_loop_join_threshold = {ASOF_LOOP_JOIN_ROWS}")
+    except duckdb.CatalogException:  # a DuckDB before the setting
+        pass
     known = {r[0] for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall()}
     off = [name for name in SLOW_OPTIMIZERS if name in known]
     if off:
