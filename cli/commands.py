@@ -102,7 +102,7 @@ PARALLEL_FROM_VIEWS = 8
 def stats(args) -> int:
     from ..jobs.ingest_job import ingest_changed, read_in_memory
     from ..lake import catalog
-    from ..lake.schema import TABLES
+    from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES, TABLES
     from . import stats as reports
 
     def failed(o: FileOutcome):
@@ -134,24 +134,34 @@ def stats(args) -> int:
     from ..lake.scoped import ScopedDatabase
 
     # the database (the catalog opened, its empty base tables: DuckDB, without the GIL) is set up
-    # while the files are read
-    with ThreadPoolExecutor(1) as pool:
+    # while the files are read; of files, the calling context and the critical path are built
+    # while the next file is read and the views that do not read them are evaluated
+    with ThreadPoolExecutor(1) as pool, ThreadPoolExecutor(2, thread_name_prefix="tracelake-analysis") as analyses:
         scoped_future = pool.submit(ScopedDatabase, args.lake, writable=parallel)  # None without --lake: tables from memory
         if args.lake:
             outcomes = ingest_changed(args.files, args.lake, failed)
         else:
-            outcomes, tables = read_in_memory(args.files, needed, on_outcome=failed)
+            read = read_in_memory(args.files, needed, analyses, on_outcome=failed)
+            outcomes = read.outcomes
         scoped = scoped_future.result()
-    if not outcomes:
-        scoped.close()
-        say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
-        return EXIT_SOME_FAILED
-    done = [o for o in outcomes if o.status == "ok"]
-    con = scoped.load([o.trace_id for o in done], only=needed) if args.lake else scoped.load_arrow(tables)
-    if parallel:
-        derive.evaluate_in_place(con, shared, cores.threads())
-    else:
-        derive.evaluate_once(con, shared)
+        if not outcomes:
+            scoped.close()
+            say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
+            return EXIT_SOME_FAILED
+        done = [o for o in outcomes if o.status == "ok"]
+        if args.lake:
+            con, waiting = scoped.load([o.trace_id for o in done], only=needed), None
+        else:
+            later = needed & {*CALLCTX_TABLES, *CRITPATH_TABLES}  # built while the others are loaded and read
+            con = scoped.load_arrow(read.tables, only=set(TABLES) - later)
+            loaded = pool.submit(lambda: scoped.load_arrow(read.analysis_tables(needed), only=later))
+            waiting = later, loaded
+        if parallel:
+            derive.evaluate_in_place(con, shared, cores.threads(), waiting)
+        else:
+            if waiting is not None:
+                waiting[1].result()
+            derive.evaluate_once(con, shared)
     try:
         try:
             reports.resolve(names, reports.trace_views(con, names))  # a view without trace_id is no report

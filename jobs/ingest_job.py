@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,12 +63,17 @@ def _critical_path(result) -> dict:
     return tables
 
 
+def _analysis_builds(needed: set[str] | None) -> list[Callable]:
+    """The builders (calling context, critical path) of which `needed` asks for tables (all without it)."""
+    return [build for build, tables in ((_calling_context, CALLCTX_TABLES), (_critical_path, CRITPATH_TABLES))
+            if needed is None or needed & set(tables)]
+
+
 def _analysis_tables(result, needed: set[str] | None):
     """The calling-context and critical-path tables of a read trace, those `needed` asks for (all
     without it), built side by side (polars and numpy release the GIL: 0.91 s -> 0.78 s for the two
     on the 89 MB trace); yields each one's tables as it is done, in that order."""
-    builds = [build for build, tables in ((_calling_context, CALLCTX_TABLES), (_critical_path, CRITPATH_TABLES))
-              if needed is None or needed & set(tables)]
+    builds = _analysis_builds(needed)
     with ThreadPoolExecutor(len(builds) or 1) as pool:
         for built in [pool.submit(build, result) for build in builds]:
             yield built.result()
@@ -129,30 +134,45 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[
     return _outcome(path, make)
 
 
-def read_in_memory(paths: list[str], needed: set[str], limits: Limits | None = None,
-                   on_outcome: Callable[[FileOutcome], None] = lambda o: None
-                   ) -> tuple[list[FileOutcome], dict[str, dict[str, pa.Table]]]:
+@dataclass
+class InMemory:
+    """Trace files read into memory (`read_in_memory`): the outcomes; per trace read, its base
+    tables among those needed; and per trace, the futures of its calling-context and critical-path
+    tables (each gives a dict of tables), still being built when the reading returns."""
+    outcomes: list[FileOutcome]
+    tables: dict[str, dict[str, pa.Table]]
+    analyses: dict[str, list[Future]]
+
+    def analysis_tables(self, needed: set[str]) -> dict[str, dict[str, pa.Table]]:
+        """Per trace, its calling-context and critical-path tables among `needed`, once built."""
+        return {trace_id: {name: conform(name, t) for f in futures for name, t in f.result().items() if name in needed}
+                for trace_id, futures in self.analyses.items()}
+
+
+def read_in_memory(paths: list[str], needed: set[str], analyses: Executor, limits: Limits | None = None,
+                   on_outcome: Callable[[FileOutcome], None] = lambda o: None) -> InMemory:
     """The trace files found under `paths`, read into tables held in memory rather than a lake
     (`tracelake stats` of files: nothing is written, the views are evaluated on these rows).
-    Returns the outcomes and, per trace read, its tables among `needed`. The other tables are not
-    built at all (an Nsight export's are not even read; a PyTorch trace's events are all decoded,
-    their rows of other tables not made), unless the calling context or the critical path, which
-    read most of them, are needed."""
-    tables = {}
-    read = None if needed & {*CALLCTX_TABLES, *CRITPATH_TABLES} else needed
+    Only the tables among `needed` are kept; the others are not built at all (an Nsight export's
+    are not even read; a PyTorch trace's events are all decoded, their rows of other tables not
+    made), unless the calling context or the critical path, which read most of them, are needed.
+    Those two are built in `analyses` (an executor: two threads build them side by side) while
+    the next file is read and the caller loads the base tables: InMemory.analysis_tables waits."""
+    tables, later = {}, {}
+    builds = _analysis_builds(needed)
+    read = None if builds else needed
 
     def one(path: str) -> FileOutcome:
         def make():
             result = ingest_file(path, limits, read)
-            kept = dict(result.tables)
-            for built in _analysis_tables(result, needed):
-                kept.update(built)
-            tables[result.trace_id] = {name: conform(name, t) for name, t in kept.items() if name in needed}
+            tables[result.trace_id] = {name: conform(name, t) for name, t in result.tables.items() if name in needed}
+            later[result.trace_id] = [analyses.submit(build, result) for build in builds]
+            # an analysis that fails adds its warning to result.warnings, after this outcome is made
             return result.event_count, result.trace_id, result.warnings
 
         return _outcome(path, make)
 
-    return _each_file(paths, one, on_outcome), tables
+    return InMemory(_each_file(paths, one, on_outcome), tables, later)
 
 
 def skip_if_no_trace(outcome: FileOutcome) -> FileOutcome:

@@ -40,6 +40,7 @@ def load(con, lake: Path, trace_ids: list[str], temp: bool = False, only: set[st
     existing = dict(con.execute(
         "SELECT table_name, 'TABLE' FROM duckdb_tables() WHERE temporary = $t UNION ALL "
         "SELECT view_name, 'VIEW' FROM duckdb_views() WHERE temporary = $t AND NOT internal", {"t": temp}).fetchall())
+    empty = []  # statements run together: one call, one wait for the GIL (beside a decoding thread)
     for table, spec in TABLES.items():
         cols = ", ".join(c.name for c in spec.columns)
         wanted = trace_ids and (only is None or table in only)
@@ -54,13 +55,15 @@ def load(con, lake: Path, trace_ids: list[str], temp: bool = False, only: set[st
             except duckdb.BinderException:  # files written before a column was added to the schema
                 con.execute(f"{create} {table} AS SELECT {present_or_null(con, spec, source)} FROM {source};")
         else:
-            con.execute(f"{create} {table} AS {_empty(spec, types)};")
+            empty.append(f"{create} {table} AS {_empty(spec, types)};")
+    if empty:
+        con.execute("\n".join(empty))
 
 
-def load_arrow(con, traces: dict[str, dict], temp: bool = False) -> None:
+def load_arrow(con, traces: dict[str, dict], temp: bool = False, only: set[str] | None = None) -> None:
     """Like `load`, from tables held in memory rather than the lake: `traces` maps a trace id to its
     tables (name -> Arrow table in the schema's columns, as lake/writer.conform makes them); a
-    table no trace has is empty."""
+    table no trace has is empty. With `only`, just those tables are replaced."""
     import pyarrow as pa
 
     from .schema import TABLES
@@ -68,6 +71,8 @@ def load_arrow(con, traces: dict[str, dict], temp: bool = False) -> None:
     types = duck_types()
     create = "CREATE OR REPLACE TEMP TABLE" if temp else "CREATE OR REPLACE TABLE"
     for table, spec in TABLES.items():
+        if only is not None and table not in only:
+            continue
         parts = [t.append_column("trace_id", pa.array([trace_id] * t.num_rows, pa.string()))
                  for trace_id, tables in traces.items() if (t := tables.get(table)) is not None and t.num_rows]
         if not parts:

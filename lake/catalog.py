@@ -153,6 +153,12 @@ def names_in(sql: str, names: set[str]) -> set[str]:
     return names & set(_WORD.findall(sql))
 
 
+@functools.cache
+def _code_words(f: SqlFile) -> frozenset[str]:
+    """The words of a file's SQL outside its comments."""
+    return frozenset(_WORD.findall("\n".join(line.split("--")[0] for line in f.text.splitlines())))
+
+
 def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | None = None,
           stop: Iterable[str] = ()) -> set[str]:
     """`names` and every view, macro and table of `tables` (the base tables) they read, transitively
@@ -170,7 +176,7 @@ def reads(names: Iterable[str], tables: Iterable[str], files: list[SqlFile] | No
             continue
         seen.add(f.path)
         out.update(f.creates)
-        out.update(names_in("\n".join(line.split("--")[0] for line in f.text.splitlines()), tables))
+        out.update(tables & _code_words(f))
         stack.extend(d for d in f.depends if d in creator and d not in stop)
         out.update(f.depends)
     return out

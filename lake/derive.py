@@ -26,6 +26,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import Future
 from functools import cache
 from pathlib import Path
 
@@ -256,16 +257,19 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
     return sorted(warnings)
 
 
-def as_tables(con, order: list[str], threads: int = 1, then=None) -> list[tuple[str, duckdb.Error]]:
+def as_tables(con, order: list[str], threads: int = 1, then=None,
+              gates: dict[str, Future] | None = None) -> list[tuple[str, duckdb.Error]]:
     """Evaluate the views `order` (an order `_in_order` gives) on `con` (an `in_memory_catalog`
     whose base tables are tables of main), each into a table that replaces the view, so the views
     above read its rows; `threads` views at a time, each as soon as the views it reads are done
-    (a view takes ~15 ms of DuckDB's planning whatever its size, one thread each). then(view,
-    cursor) runs after each. Returns the views that failed, with their errors: they stay views
-    (the views above them evaluate them)."""
+    (a view takes ~15 ms of DuckDB's planning whatever its size, one thread each) and, for a view
+    in `gates`, its future is (tables it reads still being loaded; the future's error is raised).
+    then(view, cursor) runs after each. Returns the views that failed, with their errors: they
+    stay views (the views above them evaluate them)."""
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     needs = _dependencies(order)
+    gates = gates or {}
     failed: list[tuple[str, duckdb.Error]] = []
 
     def materialize(view: str) -> None:
@@ -287,21 +291,32 @@ def as_tables(con, order: list[str], threads: int = 1, then=None) -> list[tuple[
     with ThreadPoolExecutor(max(1, threads)) as pool:
         pending, running, done = list(order), {}, set()
         while pending or running:
-            for view in [v for v in pending if needs[v] <= done]:
+            for view in [v for v in pending if needs[v] <= done and (v not in gates or gates[v].done())]:
+                if view in gates:
+                    gates[view].result()  # a gate that failed: the view would read tables never loaded
                 pending.remove(view)
                 running[pool.submit(materialize, view)] = view
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            closed = {gates[v] for v in pending if v in gates and not gates[v].done()}
+            finished, _ = wait({*running, *closed}, return_when=FIRST_COMPLETED)
             for future in finished:
-                future.result()
-                done.add(running.pop(future))
+                if future in running:
+                    future.result()
+                    done.add(running.pop(future))
     return failed
 
 
-def evaluate_in_place(con, needed: set[str], threads: int) -> None:
+def evaluate_in_place(con, needed: set[str], threads: int, waiting: tuple[set[str], Future] | None = None) -> None:
     """On a ScopedDatabase made `writable`: the shared and materialized views among `needed`, each
     evaluated once into a table that replaces it (`as_tables`, in threads); a view that fails
-    stays a view, whose error the query that reads it then gives."""
-    as_tables(con, _in_order(needed), threads)
+    stays a view, whose error the query that reads it then gives. `waiting`: (tables, a future
+    done when they are loaded): the views that read them wait for it, the others do not."""
+    order = _in_order(needed)
+    gates = {}
+    if waiting is not None and waiting[0]:
+        from .schema import TABLES
+
+        gates = {v: waiting[1] for v in order if catalog.reads({v}, TABLES) & waiting[0]}
+    as_tables(con, order, threads, gates=gates)
 
 
 def publish_held(lake: Path, held: dict[str, Path] | None = None,

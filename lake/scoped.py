@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from functools import cache
 from pathlib import Path
 
@@ -55,10 +55,16 @@ class ScopedDatabase:
         base_tables.load(self.con, self.lake, trace_ids, temp=self._temp, only=only, lazy=lazy)
         return self.con
 
-    def load_arrow(self, traces: dict[str, dict]) -> duckdb.DuckDBPyConnection:
-        """Replace the tables by these traces' tables held in memory (base_tables.load_arrow);
-        returns the connection."""
-        base_tables.load_arrow(self.con, traces, temp=self._temp)
+    def load_arrow(self, traces: dict[str, dict], only: set[str] | None = None) -> duckdb.DuckDBPyConnection:
+        """Replace the tables (those in `only`: the others stay as they are) by these traces'
+        tables held in memory (base_tables.load_arrow); returns the connection. Without TEMP
+        tables (`writable`, or no template) it loads on a cursor of its own, so that it may run
+        in a thread beside queries of the other tables."""
+        if self._temp:  # TEMP tables are the connection's own
+            base_tables.load_arrow(self.con, traces, temp=True, only=only)
+        else:
+            with closing(self.con.cursor()) as cursor:
+                base_tables.load_arrow(cursor, traces, only=only)
         return self.con
 
     def close(self) -> None:

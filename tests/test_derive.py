@@ -8,6 +8,7 @@ import math
 import shutil
 
 import duckdb
+import pyarrow as pa
 import pytest
 from conftest import DATA
 from tracelake.lake import catalog, derive, layout
@@ -136,6 +137,48 @@ def test_views_derived_in_threads_equal_those_derived_one_at_a_time(sample_lake,
     for view in rows[1]:
         assert len(rows[1][view]) == len(rows[6][view]), view
         assert all(_same(a, b) for a, b in zip(rows[1][view], rows[6][view], strict=True)), view
+
+
+def test_a_gated_view_waits_for_its_gate_and_a_failed_gate_raises(sample_lake):
+    """as_tables' gates (`tracelake stats` evaluates views while the critical path and calling
+    context are still being built): a view in `gates` is evaluated only once its future is done,
+    so it reads the rows the gate loaded, not the empty table before; a gate that failed raises
+    instead of letting the view read tables that were never loaded."""
+    import threading
+    import time
+    from concurrent.futures import Future
+
+    ids = sorted(layout.complete_trace_ids(sample_lake))
+    for outcome in ("loads", "fails"):
+        scoped = ScopedDatabase(sample_lake, writable=True)
+        con = scoped.load(ids)
+        expected = con.execute("SELECT count(*), sum(total_ns) FROM kernel_summary").fetchall()[0]
+        kernels = pa.table(con.sql("SELECT * FROM kernels"))
+        con.execute("DELETE FROM kernels")
+        gate: Future = Future()
+
+        def load_late(gate=gate, outcome=outcome, kernels=kernels, con=con):
+            time.sleep(0.3)
+            if outcome == "fails":
+                gate.set_exception(RuntimeError("the analysis failed"))
+                return
+            cursor = con.cursor()
+            cursor.register("kernels_arrow", kernels)
+            cursor.execute("INSERT INTO kernels SELECT * FROM kernels_arrow")
+            cursor.close()
+            gate.set_result(None)
+
+        threading.Thread(target=load_late).start()
+        if outcome == "fails":
+            with pytest.raises(RuntimeError, match="the analysis failed"):
+                derive.as_tables(con, ["kernel_summary"], 2, gates={"kernel_summary": gate})
+        else:
+            assert derive.as_tables(con, ["kernel_summary"], 2, gates={"kernel_summary": gate}) == []
+            assert expected[0] > 10
+            assert con.execute("SELECT count(*), sum(total_ns) FROM kernel_summary").fetchall() == [expected]
+            assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'kernel_summary'"
+                           ).fetchall() == [("BASE TABLE",)]
+        scoped.close()
 
 
 def _inodes(lake) -> dict:
