@@ -94,9 +94,9 @@ def in_memory_catalog() -> duckdb.DuckDBPyConnection:
     from the cached template (COPY FROM DATABASE, ~50 ms), or installed afresh without a cache
     folder. Unlike the template opened read-only with TEMP tables over it, its tables are seen by
     every cursor, so views can be evaluated in several threads (lake/derive.py `as_tables`)."""
-    from .planner import planner_settings
+    from .planner import bulk_settings
 
-    con = planner_settings(duckdb.connect())
+    con = bulk_settings(duckdb.connect())
     con.execute("SET enable_progress_bar = false")  # a worker's queries: no bars in a cluster's logs
     template = catalog_template()
     if template is None:
