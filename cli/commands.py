@@ -158,9 +158,9 @@ def stats(args) -> int:
             waiting = later, loaded
         if parallel:
             derive.evaluate_in_place(con, shared, cores.threads(), waiting)
-        else:
-            if waiting is not None:
-                waiting[1].result()
+        if waiting is not None:  # every table loaded, or the loading's error raised, before a report reads it
+            waiting[1].result()
+        if not parallel:
             derive.evaluate_once(con, shared)
     try:
         try:
