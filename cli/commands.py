@@ -102,7 +102,7 @@ PARALLEL_FROM_VIEWS = 8
 def stats(args) -> int:
     from ..jobs.ingest_job import ingest_changed, read_in_memory
     from ..lake import catalog
-    from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES, TABLES
+    from ..lake.schema import TABLES
     from . import stats as reports
 
     def failed(o: FileOutcome):
@@ -152,10 +152,10 @@ def stats(args) -> int:
         if args.lake:
             con, waiting = scoped.load([o.trace_id for o in done], only=needed), None
         else:
-            later = needed & {*CALLCTX_TABLES, *CRITPATH_TABLES}  # built while the others are loaded and read
-            con = scoped.load_arrow(read.tables, only=set(TABLES) - later)
-            loaded = pool.submit(lambda: scoped.load_arrow(read.analysis_tables(needed), only=later))
-            waiting = later, loaded
+            # the calling-context and critical-path tables are loaded when built, meanwhile the others are read
+            con = scoped.load_arrow(read.tables, only=set(TABLES) - read.later)
+            loaded = pool.submit(lambda: scoped.load_arrow(read.analysis_tables(), only=read.later))
+            waiting = read.later, loaded
         if parallel:
             derive.evaluate_in_place(con, shared, cores.threads(), waiting)
         if waiting is not None:  # every table loaded, or the loading's error raised, before a report reads it

@@ -137,15 +137,18 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[
 @dataclass
 class InMemory:
     """Trace files read into memory (`read_in_memory`): the outcomes; per trace read, its base
-    tables among those needed; and per trace, the futures of its calling-context and critical-path
-    tables (each gives a dict of tables), still being built when the reading returns."""
+    tables among those needed; the calling-context and critical-path tables among those needed
+    (`later`), and per trace the futures that build them (each gives a dict of tables), still
+    running when the reading returns."""
     outcomes: list[FileOutcome]
     tables: dict[str, dict[str, pa.Table]]
+    later: set[str]
     analyses: dict[str, list[Future]]
 
-    def analysis_tables(self, needed: set[str]) -> dict[str, dict[str, pa.Table]]:
-        """Per trace, its calling-context and critical-path tables among `needed`, once built."""
-        return {trace_id: {name: conform(name, t) for f in futures for name, t in f.result().items() if name in needed}
+    def analysis_tables(self) -> dict[str, dict[str, pa.Table]]:
+        """Per trace, its tables of `later`, once built."""
+        return {trace_id: {name: conform(name, t) for f in futures for name, t in f.result().items()
+                           if name in self.later}
                 for trace_id, futures in self.analyses.items()}
 
 
@@ -158,7 +161,7 @@ def read_in_memory(paths: list[str], needed: set[str], analyses: Executor, limit
     made), unless the calling context or the critical path, which read most of them, are needed.
     Those two are built in `analyses` (an executor: two threads build them side by side) while
     the next file is read and the caller loads the base tables: InMemory.analysis_tables waits."""
-    tables, later = {}, {}
+    tables, building = {}, {}
     builds = _analysis_builds(needed)
     read = None if builds else needed
 
@@ -166,13 +169,14 @@ def read_in_memory(paths: list[str], needed: set[str], analyses: Executor, limit
         def make():
             result = ingest_file(path, limits, read)
             tables[result.trace_id] = {name: conform(name, t) for name, t in result.tables.items() if name in needed}
-            later[result.trace_id] = [analyses.submit(build, result) for build in builds]
+            building[result.trace_id] = [analyses.submit(build, result) for build in builds]
             # an analysis that fails adds its warning to result.warnings, after this outcome is made
             return result.event_count, result.trace_id, result.warnings
 
         return _outcome(path, make)
 
-    return InMemory(_each_file(paths, one, on_outcome), tables, later)
+    later = needed & {*CALLCTX_TABLES, *CRITPATH_TABLES}
+    return InMemory(_each_file(paths, one, on_outcome), tables, later, building)
 
 
 def skip_if_no_trace(outcome: FileOutcome) -> FileOutcome:
