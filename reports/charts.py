@@ -13,6 +13,10 @@ from altair.utils.schemapi import debug_mode
 
 from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, CRITICAL_PATH_COLORS, gbps, short
 
+# The charts carry their rows inline; no spec may load data or images from anywhere (a page
+# is made offline, and a mail must not differ from the page it came from).
+vlc.configure(allowed_base_urls=[])
+
 _WIDTH = 640
 # Labels are shortened before charting; Vega's own truncation to labelLimit measures each label
 # again and again (8x slower to render a top-kernels chart), so it is turned off.
@@ -49,7 +53,6 @@ def time_breakdown(frame: pl.DataFrame) -> alt.Chart:
         x=alt.X("pct:Q", title="share of the window (%)", stack="zero", scale=alt.Scale(domain=[0, 100])),
         color=alt.Color("category:N", title=None,
                         scale=_scale({c: CATEGORY_COLORS[c] for c in ("compute", "non_compute", "idle")})),
-        order=alt.Order("category:N"),
     ).properties(width=_WIDTH - 120, height=alt.Step(26))
 
 
@@ -73,7 +76,9 @@ def memcpy_kinds(frame: pl.DataFrame) -> alt.Chart:
     """frame: kind, category ('memcpy'/'memset'), total_ms, gbps."""
     frame = frame.with_columns(
         pl.col("gbps").map_elements(lambda v: gbps(v * 1e9), return_dtype=pl.String).fill_null("").alias("label"))
-    base = alt.Chart(frame).encode(y=alt.Y("kind:N", sort="-x", title=None, axis=_FULL_LABELS),
+    # the longest first, as in the table; a layer's shared axis sorts by max, not by "-x" (a sum)
+    by_time = alt.EncodingSortField("total_ms", op="max", order="descending")
+    base = alt.Chart(frame).encode(y=alt.Y("kind:N", sort=by_time, title=None, axis=_FULL_LABELS),
                                    x=alt.X("total_ms:Q", title="time (ms)"))
     bars = base.mark_bar().encode(color=alt.Color("category:N", title=None, scale=_scale(CATEGORY_COLORS),
                                                   legend=None))
@@ -124,12 +129,12 @@ def icicle(frame: pl.DataFrame) -> alt.Chart:
         (pl.col("depth") + 1).alias("depth1"),
     )
     base = alt.Chart(frame).encode(x=alt.X("x0:Q", title="share of GPU time (%)", scale=alt.Scale(domain=[0, 100])),
-                                   x2="x1:Q", y=alt.Y("depth:O", title=None, axis=None))
+                                   y=alt.Y("depth:O", title=None, axis=None))
     colors = {**CODE_COLORS, **{k: v for k, v in CATEGORY_COLORS.items() if k not in ("idle", "non_compute")}}
     present = set(frame["kind"].unique().to_list())
     colors = {k: v for k, v in colors.items() if k in present}
     bars = base.mark_bar(stroke="white", strokeWidth=0.5).encode(
-        color=alt.Color("kind:N", title=None, scale=_scale(colors)))
+        x2="x1:Q", color=alt.Color("kind:N", title=None, scale=_scale(colors)))
     text = base.mark_text(align="left", dx=3, fontSize=9, color="white").encode(
         text=alt.condition("datum.x1 - datum.x0 > 8", "text:N", alt.value("")))
     return (bars + text).properties(width=_WIDTH + 160, height=alt.Step(20))

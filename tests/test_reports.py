@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import shutil
 from pathlib import Path
@@ -52,18 +53,25 @@ def test_reports_for_the_sample_lake(sample_reports):
     assert 'href="all_files/traces/' in index.read_text()
 
 
-def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
-    """Pages render charts without Altair's schema validation (for speed): validate them here."""
+def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch, caplog):
+    """Pages render charts without Altair's schema validation (for speed): validate them here. And
+    Vega-Lite compiles each without a warning: a warning means it dropped part of the spec (a sort
+    that a layered axis cannot do left the memcpy bars in name order beside a table in time order)."""
+    import vl_convert
     from tracelake.jobs.report_job import lake_path
     from tracelake.jobs.report_views import shared_views
     from tracelake.lake.scoped import ScopedDatabase
     from tracelake.reports import charts, data
     from tracelake.reports.render import trace_report
 
-    validated = []
+    validated, warned = [], []
 
     def validating(chart):
-        chart.to_dict(validate=True)  # raises SchemaValidationError on an invalid spec
+        spec = chart.to_dict(validate=True)  # raises SchemaValidationError on an invalid spec
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="vl_convert"):  # where Vega-Lite's warnings go
+            vl_convert.vegalite_to_vega(spec)
+        warned.extend((spec.get("title"), r.getMessage()) for r in caplog.records)
         validated.append(chart)
         return "<svg xmlns='http://www.w3.org/2000/svg'/>"  # rendering is tested by the other tests
 
@@ -77,6 +85,17 @@ def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch):
     finally:
         db.close()
     assert len(validated) >= 7 * 2
+    assert warned == []
+
+
+def test_charts_load_nothing_from_outside_the_page():
+    """A chart's rows are inline; vl-convert is told to refuse any URL, so a spec that names one
+    fails instead of fetching it."""
+    import altair as alt
+    from tracelake.reports import charts
+
+    with pytest.raises(PermissionError, match="not allowed"):
+        charts.to_svg(alt.Chart(alt.UrlData("https://example.com/rows.csv")).mark_bar().encode(x="a:Q"))
 
 
 def test_index_rows_kept_beside_pages_equal_the_index_query(sample_con, sample_reports, tmp_path):
