@@ -434,6 +434,11 @@ def run(args) -> int:
 
 
 def report(args) -> int:
+    if len(args.trace or []) != 1 and not args.eml:  # an index page: its cross-run views want derived tables
+        from ..jobs.derive_job import derive_unkept
+
+        for warning in derive_unkept(args.lake, os.cpu_count() or 1) or []:
+            say(f"warning  {warning}", err=True)
     con = _open_lake(args.lake)
     if con is None:
         return EXIT_USAGE

@@ -197,7 +197,9 @@ def build_parser() -> argparse.ArgumentParser:
     verbosity.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout")
 
     s = sub.add_parser("report", help="write HTML reports (one trace, or an index of several with their pages)",
-                       description="Self-contained static HTML: inline CSS and PNG charts, no JavaScript, no network.",
+                       description="Self-contained static HTML: inline CSS and SVG charts (PNG in the --eml mail), "
+                                   "no JavaScript, no network. With an index page, a lake that keeps no derived "
+                                   "tables yet is derived first (as relink does).",
                        epilog="Example: tracelake report --lake lake/ --trace rank0 -o rank0.html")
     s.add_argument("--lake", required=True, metavar="DIR")
     s.add_argument("--trace", action="append", metavar="ID", help="trace id or unique prefix (repeatable)")
