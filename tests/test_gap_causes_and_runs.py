@@ -41,6 +41,27 @@ def test_gap_causes_by_construction(tmp_path):
                     (110_000, "C", "host_wait", 95_000, "cudaStreamSynchronize")]
 
 
+def test_host_activity_is_the_inner_of_an_operator_and_a_range_that_start_together(tmp_path):
+    """At the gap start the launching thread runs an operator and a range that began in the same
+    microsecond (a record_function around an op): the one that ends first is the innermost, either
+    way round (before, one of the two came out whichever came first in DuckDB's rows)."""
+    answers = []
+    for op_us, range_us in ((95, 295), (295, 95)):
+        events = [_call("cudaLaunchKernel", 95, 2, 1), _kernel("A", 100, 10, 1),
+                  {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 105, "dur": op_us},
+                  {"ph": "X", "cat": "user_annotation", "name": "my_range", "pid": 1, "tid": 1, "ts": 105,
+                   "dur": range_us},
+                  _call("cudaLaunchKernel", 450, 2, 2), _kernel("B", 460, 10, 2)]
+        trace = tmp_path / f"tie{op_us}.json"
+        trace.write_text(json.dumps({"traceEvents": events}))
+        lake = tmp_path / f"lake{op_us}"
+        assert main(["ingest", str(trace), "--lake", str(lake), "-q"]) == 0
+        con = connect(lake)
+        answers += con.sql("SELECT next_op, host_activity FROM gpu_gap_causes").fetchall()
+        con.close()
+    assert answers == [("B", "aten::mm"), ("B", "my_range")]
+
+
 def test_gap_causes_cover_every_gap_of_the_real_sample(sample_con):
     both = sample_con.sql("""
         SELECT (SELECT count(*) FROM gpu_gaps_over(10000)), (SELECT count(*) FROM gpu_gap_causes_over(10000)),

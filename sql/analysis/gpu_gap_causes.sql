@@ -96,8 +96,11 @@ enclosing AS (
     WHERE e.end_ns < e.gap_ns
 ),
 in_op AS (
-    -- the innermost operator or range still running at the gap start
-    SELECT trace_id, pid, device_id, gap_ns AS start_ns, arg_max(name, start_ns) AS op_name
+    -- the innermost operator or range still running at the gap start: the last to start; of an
+    -- operator and a range that started in the same ns, the one that ends first (then by kind
+    -- and name: the same answer on every run)
+    SELECT trace_id, pid, device_id, gap_ns AS start_ns,
+           arg_max(name, {'start_ns': start_ns, 'end_ns': -end_ns, 'kind': kind, 'name': name}) AS op_name
     FROM enclosing WHERE end_ns >= gap_ns
     GROUP BY ALL
 )

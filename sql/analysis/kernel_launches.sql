@@ -36,7 +36,7 @@ WITH launched AS (
            g.correlation_id IS NOT NULL AS is_graph,
            count(*) OVER (PARTITION BY k.trace_id, k.pid, k.correlation_id) AS replay_kernels,
            row_number() OVER (PARTITION BY k.trace_id, k.pid, k.device_id, k.stream_id
-                              ORDER BY a.start_ns, k.start_ns) - 1 AS launched_before
+                              ORDER BY a.start_ns, k.start_ns, k.end_ns, k.name) - 1 AS launched_before
     FROM kernels k
     JOIN api a ON a.trace_id = k.trace_id AND a.pid = k.pid AND a.correlation_id = k.correlation_id
     LEFT JOIN graph_launches g ON g.trace_id = k.trace_id AND g.pid = k.pid AND g.correlation_id = k.correlation_id
