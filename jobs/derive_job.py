@@ -64,6 +64,6 @@ def derive_unkept(lake: str | Path, jobs: int = 1) -> list[str] | None:
             warnings = derive(lake, lake_derive.plan(lake, jobs=jobs), jobs)
             build_database(lake)
         except (OSError, duckdb.Error) as e:
-            return [f"{lake}: views not derived, read from the base tables: {type(e).__name__}: "
-                    f"{str(e).strip().splitlines()[0][:200] if str(e).strip() else ''}"]
+            first = (str(e).strip().splitlines() or [""])[0][:200]
+            return [f"{lake}: views not derived, read from the base tables: {type(e).__name__}: {first}"]
     return warnings
