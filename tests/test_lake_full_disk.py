@@ -100,3 +100,22 @@ def test_report_page_on_a_full_disk_keeps_the_earlier_page(disk, tmp_path):
     disk.fill(20)
     _one_error_line(tracelake("report", "--lake", lake, "--trace", "torch", "-o", page), str(disk.path))
     assert page.read_bytes() == before and sorted(p.name for p in disk.path.iterdir()) == ["filler", "page.html"]
+
+
+def test_a_report_index_on_a_full_disk_reads_the_views_from_the_base_tables(disk, tmp_path):
+    """The report index derives a lake that `ingest` left underived (tests/test_derive.py); with
+    the lake's disk full that fails: one warning line naming the lake, and the pages are written
+    from the base tables, as before."""
+    lake = disk.path / "lake"
+    assert tracelake("ingest", SMALL, "--lake", lake, "-q").returncode == 0
+    disk.fill(100)
+    index = tmp_path / "index.html"
+    done = tracelake("report", "--lake", lake, "-o", index)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning")]
+    assert len(warnings) == 1 and f"{lake}: views not derived" in warnings[0], done.stderr
+    pages = list((tmp_path / "index_files" / "traces").glob("*.html"))
+    assert index.stat().st_size > 1000 and len(pages) == 1 and pages[0].stat().st_size > 10_000
+    disk.free()
+    counts = tracelake("sql", "--lake", lake, "--format", "csv", "SELECT count(*) AS n FROM kernel_summary")
+    assert counts.returncode == 0 and int(counts.stdout.splitlines()[1]) > 0, counts.stderr
