@@ -6,6 +6,8 @@ zoom); e-mail, whose clients block SVG, gets PNGs made from the same SVG (report
 
 from __future__ import annotations
 
+import logging
+
 import altair as alt
 import polars as pl
 import vl_convert as vlc
@@ -16,6 +18,10 @@ from .theme import CATEGORY_COLORS, CAUSE_COLORS, CODE_COLORS, CRITICAL_PATH_COL
 # The charts carry their rows inline; no spec may load data or images from anywhere (a page
 # is made offline, and a mail must not differ from the page it came from).
 vlc.configure(allowed_base_urls=[])
+# vl-convert 2 passes Vega-Lite's compile warnings to this logger: a warning about a spec is
+# a bug that tests/test_reports.py fails on; one about a trace's rows (an empty extent) is no
+# line for the user's terminal.
+logging.getLogger("vl_convert").setLevel(logging.ERROR)
 
 _WIDTH = 640
 # Labels are shortened before charting; Vega's own truncation to labelLimit measures each label
