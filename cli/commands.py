@@ -221,17 +221,16 @@ def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fm
 
 
 def relink(args) -> int:
-    from ..jobs import derive_job
-    from ..lake import derive, layout
-    from ..lake.database import build_database
+    from ..jobs.derive_job import derive_lake
+    from ..lake import layout
 
     if not layout.is_lake(Path(args.lake)):
         say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
         return EXIT_USAGE
-    jobs = os.cpu_count() or 1
-    for warning in derive_job.derive(args.lake, derive.plan(Path(args.lake), jobs=jobs), jobs):  # what a changed view lacks
+    db, warnings = derive_lake(args.lake, os.cpu_count() or 1)  # what a changed view lacks
+    for warning in warnings:
         say(f"warning  {warning}", err=True)
-    say(str(build_database(args.lake)))
+    say(str(db))
     return EXIT_OK
 
 

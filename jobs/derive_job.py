@@ -41,11 +41,19 @@ def derive(lake: str | Path, tasks: list, jobs: int = 1, executor: str = "local"
     return warnings
 
 
+def derive_lake(lake: str | Path, jobs: int = 1) -> tuple[Path, list[str]]:
+    """Derive what the lake's traces lack (every view of a lake that keeps none; those of changed
+    views) on `jobs` local workers, then rebuild its database (`tracelake relink`): (the database,
+    the derivation's warnings). The caller holds the writer lock."""
+    warnings = derive(lake, lake_derive.plan(Path(lake), jobs=jobs), jobs)
+    return build_database(lake), warnings
+
+
 def derive_unkept(lake: str | Path, jobs: int = 1) -> list[str] | None:
     """Derive a lake that keeps no materialized views yet (one that `tracelake ingest` wrote, of
-    fewer than derive.DERIVE_FROM_TRACES traces), as `tracelake relink` does, and rebuild its
-    database; from then on it keeps them (each later ingest derives its traces). For the report
-    index: its cross-run views (runs, run_comparison) read over the base tables took 10.9 s of a
+    fewer than derive.DERIVE_FROM_TRACES traces) and rebuild its database, as `tracelake relink`
+    does (derive_lake); from then on it keeps them (each later ingest derives its traces). For
+    the report index: its cross-run views (runs, run_comparison) read over the base tables took 10.9 s of a
     4-sample lake's 25 s `tracelake report`, 0.2 s over derived tables; deriving the 4 took 3.9 s,
     the report then 6.0 s. Returns the derivation's warnings (a failed derivation is one: the
     views then read the base tables, as before); None when nothing was derived: the lake keeps
@@ -53,17 +61,12 @@ def derive_unkept(lake: str | Path, jobs: int = 1) -> list[str] | None:
     lake = Path(lake).resolve()
     if not layout.is_lake(lake) or layout.has_any_derived(lake) or not layout.complete_trace_ids(lake):
         return None
-    try:
-        held = lock.try_lock(lake)
-    except (OSError, lock.LakeReadOnly):  # the lock file cannot be made: a read-only lake
-        return None
+    held = lock.try_lock(lake)
     if held is None:
         return None
     with held:
         try:
-            warnings = derive(lake, lake_derive.plan(lake, jobs=jobs), jobs)
-            build_database(lake)
+            return derive_lake(lake, jobs)[1]
         except (OSError, duckdb.Error) as e:
             first = (str(e).strip().splitlines() or [""])[0][:200]
             return [f"{lake}: views not derived, read from the base tables: {type(e).__name__}: {first}"]
-    return warnings

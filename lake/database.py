@@ -164,10 +164,7 @@ def for_reading(lake: Path) -> Path:
         return private_database(lake)
     if lock.holds(lake):
         return build_database(lake)
-    try:
-        held = lock.try_lock(lake)
-    except (OSError, lock.LakeReadOnly):  # the lock file cannot be made: the lake is not writable
-        held = None
+    held = lock.try_lock(lake)  # None: another process writes it, or it cannot be written
     if held is not None:
         with held:
             try:

@@ -126,11 +126,13 @@ def holds(lake: str | Path) -> bool:
 
 def try_lock(lake: str | Path) -> contextlib.AbstractContextManager | None:
     """The writer lock if it is free now (a context manager already entered by the caller's
-    `with`), else None; for readers that would write only if nobody else is."""
+    `with`); None when another process holds it or the lake cannot be written (its lock file
+    cannot be made: a read-only lake). For readers that would write only if nobody else is and
+    they can."""
     cm = writer_lock(lake, wait=False)
     try:
         cm.__enter__()
-    except LakeBusy:
+    except (LakeBusy, LakeReadOnly, OSError):
         return None
     return _Entered(cm)
 
