@@ -12,7 +12,7 @@ from tracelake.jobs.process_settings import prefer_jemalloc
 from .common import REPO, machine
 
 CASES = ["pytorch_ingest", "nsys_ingest", "callctx", "critical_path", "views", "run", "memory_views", "operators",
-         "cli", "scale", "report_pages", "section_shares", "big_input", "big_run", "tracelens"]
+         "cli", "scale", "report_pages", "section_shares", "big_input", "big_run", "tracelens", "floors"]
 # Cases measured on the GPU machine, whose results are stored by hand (each script says how): rendered
 # with the others, never run by `python -m bench`.
 ELSEWHERE = ["nsys_stats_vs_tracelake"]
@@ -44,6 +44,7 @@ def main(argv: list[str]) -> int:
         callctx,
         cli,
         critical_path,
+        floors,
         kineto_ingest,
         memory_views,
         nsys_ingest,
@@ -60,7 +61,7 @@ def main(argv: list[str]) -> int:
                "critical_path": critical_path.run, "views": views.run, "run": run.run,
                "memory_views": memory_views.run, "operators": operators.run, "cli": cli.run, "scale": scale.run,
                "report_pages": report_pages.run, "section_shares": section_shares.run, "big_input": big_input.run,
-               "big_run": big_run.run, "tracelens": tracelens.run}
+               "big_run": big_run.run, "tracelens": tracelens.run, "floors": floors.run}
     RESULTS.mkdir(exist_ok=True)
     for name in argv or CASES:
         print(f"running {name} ...", flush=True)
