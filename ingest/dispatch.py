@@ -7,6 +7,7 @@ import gzip
 import zlib
 from contextlib import contextmanager
 
+from ..lake.error_line import error_line
 from .errors import ErrorKind, TraceError
 from .ingest_result import IngestResult
 from .kineto_text import UTF8_BOM
@@ -78,5 +79,4 @@ def _ingest(path: str, tables: set[str] | None) -> IngestResult:
     except MemoryError:
         raise TraceError(path, "out of memory while reading the trace") from None
     except Exception as e:  # noqa: BLE001 - any other failure is still a one-line, per-file error
-        first = (str(e).strip().splitlines() or [""])[0][:300]
-        raise TraceError(path, f"cannot ingest {fmt} trace: {type(e).__name__}: {first}", ErrorKind.INTERNAL) from None
+        raise TraceError(path, f"cannot ingest {fmt} trace: {error_line(e, 300)}", ErrorKind.INTERNAL) from None

@@ -10,6 +10,7 @@ import duckdb
 from ..lake import cores, layout, lock
 from ..lake import derive as lake_derive
 from ..lake.database import build_database
+from ..lake.error_line import error_line
 
 
 def derive(lake: str | Path, tasks: list, jobs: int = 1, executor: str = "local",
@@ -68,5 +69,4 @@ def derive_unkept(lake: str | Path, jobs: int = 1) -> list[str] | None:
         try:
             return derive_lake(lake, jobs)[1]
         except (OSError, duckdb.Error) as e:
-            first = (str(e).strip().splitlines() or [""])[0][:200]
-            return [f"{lake}: views not derived, read from the base tables: {type(e).__name__}: {first}"]
+            return [f"{lake}: views not derived, read from the base tables: {error_line(e)}"]

@@ -19,6 +19,7 @@ from ..ingest.printable import path_text
 from ..ingest.reading import Limits, is_regular
 from ..lake import derive, format_version
 from ..lake.database import update_database
+from ..lake.error_line import error_line
 from ..lake.layout import has_any_derived, is_lake, lake_index, prepare_for_writing
 from ..lake.lock import writes_lake
 from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES
@@ -46,7 +47,7 @@ def _calling_context(result) -> dict:
     try:
         return callctx_build.build(result.tables)
     except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
-        result.warnings.append(f"calling context not built: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        result.warnings.append(f"calling context not built: {error_line(e)}")
         return {}
 
 
@@ -57,7 +58,7 @@ def _critical_path(result) -> dict:
     try:
         tables, warnings = critpath_build.build(result.tables)
     except Exception as e:  # noqa: BLE001 - reported as a warning on the trace
-        result.warnings.append(f"critical path not built: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        result.warnings.append(f"critical path not built: {error_line(e)}")
         return {}
     result.warnings.extend(warnings)
     return tables
@@ -106,9 +107,8 @@ def _outcome(path: str, make: Callable[[], tuple[int, str, list[str]]]) -> FileO
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
                            error=f"{shown}: cannot write lake: {fs_errors.describe(e)}", error_kind=ErrorKind.INTERNAL)
     except Exception as e:  # noqa: BLE001 - a bug on one file must not stop the batch; say which file
-        first = (str(e).strip().splitlines() or [""])[0][:300]
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
-                           error=f"{shown}: internal error while writing the trace: {type(e).__name__}: {first}",
+                           error=f"{shown}: internal error while writing the trace: {error_line(e, 300)}",
                            error_kind=ErrorKind.INTERNAL)
     return FileOutcome(shown, "ok", trace_id, events, time.perf_counter() - t0, warnings=tuple(warnings))
 

@@ -34,6 +34,7 @@ import duckdb
 
 from . import base_tables, catalog, cores, layout, memory_budget, scan
 from .catalog_template import in_memory_catalog
+from .error_line import first_line
 
 # Views most materialized views read: evaluated once per scope (a temp table shadows the view).
 _SHARED = ["gpu_ops", "gpu_op_class", "api", "gpu_active_range", "gpu_busy", "nvtx_ranges", "rank_runs"]
@@ -249,7 +250,7 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
 
     try:
         for view, e in as_tables(con, order, threads, write):
-            warnings.append(f"{view}: not derived for {', '.join(targets)}: {str(e).splitlines()[0][:200]}")
+            warnings.append(f"{view}: not derived for {', '.join(targets)}: {first_line(e) or type(e).__name__}")
         publish_held(Path(lake), held, held_derived)
     finally:
         con.close()
