@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
+from ..lake.sql_literal import sql_string
+
 # A GEMM kernel that runs on CUDA cores in fp32 (FFMA), from its name: cuBLAS/CUTLASS 'sgemm',
 # xmma 'f32f32_f32f32 ... ffma'. A Tensor Core GEMM says hmma/wgmma/tf32/bf16/f16/nvjet.
 _FP32_GEMM = re.compile(r"sgemm|gemm.*ffma|ffma.*gemm", re.IGNORECASE)
@@ -41,7 +43,7 @@ MIN_MEMORY_BYTES = 1 << 20  # a peak that moved less than 1 MiB is not listed
 
 def trace_list(ids: list[str]) -> str:
     """A SQL list literal of trace ids."""
-    return "(" + ", ".join("'" + t.replace("'", "''") + "'" for t in ids) + ")"
+    return "(" + ", ".join(sql_string(t) for t in ids) + ")"
 
 
 def side_figures(con, trace_ids: list[str]) -> dict:

@@ -22,6 +22,7 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
+from ..lake.sql_literal import sql_string
 from .errors import TraceError
 from .integrity import unique_ids
 from .reading import InflateBudget, open_input, read_head
@@ -142,7 +143,7 @@ class Export:
         """The table's column names (introspected when first asked: tables tracelake does not
         read, whatever their names, are never touched)."""
         if table not in self._columns:
-            info = self._query(f"SELECT name FROM pragma_table_info({quote_literal(table)})")
+            info = self._query(f"SELECT name FROM pragma_table_info({sql_string(table)})")
             self._columns[table] = info.column("name").to_pylist()
         return self._columns[table]
 
@@ -225,10 +226,6 @@ class Export:
 
 def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def quote_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 def _valid_utf8(table: pa.Table) -> pa.Table:

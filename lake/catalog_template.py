@@ -13,6 +13,7 @@ from pathlib import Path
 import duckdb
 
 from . import base_tables, catalog, served_views
+from .sql_literal import sql_string
 from .version import __version__
 
 # The lake/ modules whose code decides what the views hold (with the SQL files): a change to one
@@ -102,8 +103,7 @@ def in_memory_catalog() -> duckdb.DuckDBPyConnection:
     if template is None:
         install_catalog(con)
     else:
-        path = "'" + str(template).replace("'", "''") + "'"
-        con.execute(f"ATTACH {path} AS catalog_template (READ_ONLY)")
+        con.execute(f"ATTACH {sql_string(str(template))} AS catalog_template (READ_ONLY)")
         con.execute("COPY FROM DATABASE catalog_template TO memory")
         con.execute("DETACH catalog_template")
     return con

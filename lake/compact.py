@@ -27,6 +27,7 @@ import duckdb
 
 from . import derive, layout
 from .lock import writes_lake
+from .sql_literal import sql_string
 
 MAX_SEGMENTS = 8
 ROW_GROUP_ROWS = 16384  # rows per row group: a trace's rows span few groups, the footer stays small
@@ -42,10 +43,6 @@ class CompactSummary:
     files_before: int = 0
     files_after: int = 0
     seconds: float = 0.0
-
-
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
 
 
 def _folders(lake: Path) -> list[str]:
@@ -80,12 +77,12 @@ def _source(lake: Path, folder: str, loose: list[str], rewritten: list[str]) -> 
         from .schema import TABLES
 
         union = ", union_by_name = true" if folder in TABLES and not layout.uniform_schema(lake, folder) else ""
-        parts.append("SELECT * FROM read_parquet([" + ", ".join(_quote(f) for f in files) + "], "
+        parts.append("SELECT * FROM read_parquet([" + ", ".join(sql_string(f) for f in files) + "], "
                      f"hive_partitioning = true, hive_types = {{'trace_id': VARCHAR}}{union})")
     for seg in rewritten:
         for f, gone in layout.segment_sources(lake, folder, segment=seg):
-            keep = f" WHERE trace_id NOT IN ({', '.join(_quote(t) for t in gone)})" if gone else ""
-            parts.append(f"SELECT * FROM read_parquet({_quote(f)}, hive_partitioning = false){keep}")
+            keep = f" WHERE trace_id NOT IN ({', '.join(sql_string(t) for t in gone)})" if gone else ""
+            parts.append(f"SELECT * FROM read_parquet({sql_string(f)}, hive_partitioning = false){keep}")
             present |= layout.segment_trace_ids(lake, folder, segment=seg) - set(loose)
     return ("(" + " UNION ALL BY NAME ".join(parts) + ")" if parts else None), present
 
@@ -128,7 +125,7 @@ def compact(lake: str | Path, count: bool = True) -> CompactSummary:
         # A sort spills to disk instead of taking most of the machine's memory.
         order = " ORDER BY trace_id" if rewrite else ""
         con.execute(f"SET preserve_insertion_order = {'false' if rewrite else 'true'}; "
-                    f"SET memory_limit = '{MEMORY_LIMIT}'; SET temp_directory = {_quote(str(staging / 'spill'))}")
+                    f"SET memory_limit = '{MEMORY_LIMIT}'; SET temp_directory = {sql_string(str(staging / 'spill'))}")
         for folder in _folders(lake):
             source, present = _source(lake, folder, loose, rewrite)
             if source is None:
@@ -136,7 +133,7 @@ def compact(lake: str | Path, count: bool = True) -> CompactSummary:
             staged = layout.staged_segment_file(staging, folder, seg)
             staged.parent.mkdir(parents=True, exist_ok=True)
             cols = _columns(con, folder, source)
-            con.execute(f"COPY (SELECT {cols} FROM {source}{order}) TO {_quote(str(staged))} "
+            con.execute(f"COPY (SELECT {cols} FROM {source}{order}) TO {sql_string(str(staged))} "
                         f"(FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
             dirs[folder] = sorted(set(traces) - present)
         for folder in dirs:  # in place, but unread until the manifest names them

@@ -35,6 +35,7 @@ import duckdb
 from . import base_tables, catalog, cores, layout, memory_budget, scan
 from .catalog_template import in_memory_catalog
 from .error_line import first_line
+from .sql_literal import sql_string
 
 # Views most materialized views read: evaluated once per scope (a temp table shadows the view).
 _SHARED = ["gpu_ops", "gpu_op_class", "api", "gpu_active_range", "gpu_busy", "nvtx_ranges", "rank_runs"]
@@ -58,10 +59,6 @@ def worth_deriving(lake: Path) -> bool:
 def current() -> dict[str, str]:
     """Materialized view -> fingerprint of its SQL, in catalog (dependency) order."""
     return catalog.materialized()
-
-
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
 
 
 def missing(lake: Path, views: dict[str, str] | None = None) -> dict[str, set[str]]:
@@ -351,8 +348,8 @@ def _write_partitions(con, view: str, trace_ids: list[str], folder: Path) -> lis
     if not trace_ids:
         return []
     folder.mkdir(parents=True)
-    ids = ", ".join(_quote(t) for t in trace_ids)
-    con.execute(f"COPY (SELECT * FROM {view} WHERE trace_id IN ({ids})) TO {_quote(str(folder / 'rows'))} "
+    ids = ", ".join(sql_string(t) for t in trace_ids)
+    con.execute(f"COPY (SELECT * FROM {view} WHERE trace_id IN ({ids})) TO {sql_string(str(folder / 'rows'))} "
                 "(FORMAT parquet, COMPRESSION zstd, PARTITION_BY (trace_id))")
     empty = folder / "empty.parquet"
     out = []
@@ -365,14 +362,14 @@ def _write_partitions(con, view: str, trace_ids: list[str], folder: Path) -> lis
         elif not written:
             if not empty.exists():
                 con.execute(f"COPY (SELECT * EXCLUDE (trace_id) FROM {view} WHERE false) "
-                            f"TO {_quote(str(empty))} (FORMAT parquet, COMPRESSION zstd)")
+                            f"TO {sql_string(str(empty))} (FORMAT parquet, COMPRESSION zstd)")
             try:  # a link: a third of a run's partitions are empty (one system call, no data copied)
                 os.link(empty, staged)
             except OSError:  # a file system without hard links
                 shutil.copyfile(empty, staged)
         else:  # DuckDB split a large partition over several files
-            con.execute(f"COPY (SELECT * EXCLUDE (trace_id) FROM {view} WHERE trace_id = {_quote(t)}) "
-                        f"TO {_quote(str(staged))} (FORMAT parquet, COMPRESSION zstd)")
+            con.execute(f"COPY (SELECT * EXCLUDE (trace_id) FROM {view} WHERE trace_id = {sql_string(t)}) "
+                        f"TO {sql_string(str(staged))} (FORMAT parquet, COMPRESSION zstd)")
         out.append((t, staged))
     return out
 

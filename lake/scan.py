@@ -15,21 +15,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import layout
+from .sql_literal import sql_string
 
 _HIVE = "hive_partitioning = true, hive_types = {'trace_id': VARCHAR}"
 _HELD_FILE = "_tracelake_held_file"  # a held file's path (<held>/<trace_id>/<table>/data.parquet: layout.held_file)
 
 
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
 def _list(values) -> str:
-    return "[" + ", ".join(_quote(v) for v in values) + "]"
+    return "[" + ", ".join(sql_string(v) for v in values) + "]"
 
 
 def _in(values) -> str:
-    return "(" + ", ".join(_quote(v) for v in values) + ")"
+    return "(" + ", ".join(sql_string(v) for v in values) + ")"
 
 
 def placeholder(con, name: str, select: str, empty: str) -> None:
@@ -57,7 +54,7 @@ def point(con, name: str, lake: Path, folder: str, union_by_name: bool = False,
         params.append(f"parts := {_list(whole)}")
         parts.append("SELECT * FROM read_parquet(parts, hive_partitioning = false, union_by_name = true)")
     for i, (f, gone) in enumerate((f, gone) for f, gone in segments if gone):
-        params.append(f"part{i} := {_quote(f)}")
+        params.append(f"part{i} := {sql_string(f)}")
         parts.append(f"SELECT * FROM read_parquet(part{i}, hive_partitioning = false) WHERE trace_id NOT IN {_in(gone)}")
     if not parts:
         return False
@@ -88,7 +85,7 @@ def scoped_source(lake: Path, folder: str, trace_ids: list[str], held: dict[str,
         parts.append(f"SELECT * FROM read_parquet({_list(files)}, {_HIVE}, union_by_name = true)")
     for f, gone in layout.segment_sources(lake, folder, trace_ids):
         keep = f"trace_id IN {_in(trace_ids)}" + (f" AND trace_id NOT IN {_in(gone)}" if gone else "")
-        parts.append(f"SELECT * FROM read_parquet({_quote(f)}, hive_partitioning = false) WHERE {keep}")
+        parts.append(f"SELECT * FROM read_parquet({sql_string(f)}, hive_partitioning = false) WHERE {keep}")
     return "(" + " UNION ALL BY NAME ".join(parts) + ")" if parts else None
 
 
@@ -96,9 +93,9 @@ def all_source(lake: Path, folder: str) -> str | None:
     """A FROM expression for every row of `folder` (files listed now), or None when it has none."""
     parts = []
     if layout.has_loose(lake, folder):
-        parts.append(f"SELECT * FROM read_parquet({_quote(layout.loose_glob(lake, folder))}, {_HIVE}, "
+        parts.append(f"SELECT * FROM read_parquet({sql_string(layout.loose_glob(lake, folder))}, {_HIVE}, "
                      "union_by_name = true)")
     for f, gone in layout.segment_sources(lake, folder):
         keep = f" WHERE trace_id NOT IN {_in(gone)}" if gone else ""
-        parts.append(f"SELECT * FROM read_parquet({_quote(f)}, hive_partitioning = false){keep}")
+        parts.append(f"SELECT * FROM read_parquet({sql_string(f)}, hive_partitioning = false){keep}")
     return "(" + " UNION ALL BY NAME ".join(parts) + ")" if parts else None
