@@ -68,11 +68,29 @@ def _open_lake(lake: str, private: bool = False):
         return None
 
 
+def _derive_for(lake: str, query: str) -> None:
+    """Derive a lake that keeps no derived tables (one `tracelake ingest` wrote, of a few traces)
+    before a query that evaluates materialized views: once, as `tracelake relink` would, and the
+    lake keeps them from then on (docs/lake.md). Over the base tables such a query evaluates every
+    view under it, per query: on the 4 bundled samples `findings` took 22.6 s underived, against
+    4.5 s to derive the lake and 0.4 s to query it then; `kernel_summary` 0.47 s against 0.53 s."""
+    from ..lake import catalog, layout
+
+    path = Path(lake)
+    if not layout.is_lake(path) or layout.has_any_derived(path) or not catalog.materialized_reads(query):
+        return
+    from ..jobs.derive_job import derive_unkept
+
+    for warning in derive_unkept(path, os.cpu_count() or 1) or []:
+        say(f"warning  {warning}", err=True)
+
+
 def sql(args) -> int:
     import duckdb
 
     from .output import write_result
 
+    _derive_for(args.lake, args.query)
     con = _open_lake(args.lake, private=args.safe)  # safe: its locked settings bind no other connection
     if con is None:
         return EXIT_USAGE

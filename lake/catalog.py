@@ -205,6 +205,14 @@ def view_reads(names: Iterable[str], files: list[SqlFile] | None = None) -> set[
     return out
 
 
+def materialized_reads(query: str, files: list[SqlFile] | None = None) -> set[str]:
+    """The materialized views a query evaluates: those it names and those under the views it names
+    (a word of the query that is a view's name counts, wherever it appears)."""
+    files = load_files() if files is None else files
+    names = {name for f in files for name in f.creates}
+    return view_reads(names_in(query, names), files) & set(materialized(files))
+
+
 def shared_reads(readers: list[set[str]], files: list[SqlFile] | None = None) -> set[str]:
     """The views and macros under `readers` (each the names one query reads) that two or more
     readers read: those queries, and the statements of what they read (view_reads); a view read
