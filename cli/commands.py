@@ -69,20 +69,21 @@ def _open_lake(lake: str, private: bool = False):
 
 
 def _derive_for(lake: str, query: str) -> None:
-    """Derive a lake that keeps no derived tables (one `tracelake ingest` wrote, of a few traces)
-    before a query that evaluates materialized views: once, as `tracelake relink` would, and the
-    lake keeps them from then on (docs/lake.md). Over the base tables such a query evaluates every
-    view under it, per query: on the 4 bundled samples `findings` took 22.6 s underived, against
-    4.5 s to derive the lake and 0.4 s to query it then. A query as cheap either way pays the
-    derivation once (`kernel_summary`: 0.47 s underived, 5.1 s the first time, 0.53 s after)."""
-    from ..lake import catalog, layout
+    """Before a query, derive the materialized views it evaluates (`catalog.materialized_reads`)
+    that the lake does not keep yet (a lake `tracelake ingest` wrote, of a few traces: derive.kept),
+    once; the lake keeps them from then on (docs/lake.md). Over the base tables such a query
+    evaluates every view under it, per query: on the 4 bundled samples `findings` took 22.6 s."""
+    from ..lake import catalog, derive, layout
 
     path = Path(lake)
-    if not layout.is_lake(path) or layout.has_any_derived(path) or not catalog.materialized_reads(query):
+    if not layout.is_lake(path):
         return
-    from ..jobs.derive_job import derive_unkept
+    views = catalog.materialized_reads(query)
+    if not views or set(derive.kept(path)) >= views:
+        return
+    from ..jobs.derive_job import derive_absent
 
-    for warning in derive_unkept(path, os.cpu_count() or 1) or []:
+    for warning in derive_absent(path, os.cpu_count() or 1, views) or []:
         say(f"warning  {warning}", err=True)
 
 
@@ -453,9 +454,9 @@ def run(args) -> int:
 
 def report(args) -> int:
     if len(args.trace or []) != 1 and not args.eml:  # an index page: its cross-run views want derived tables
-        from ..jobs.derive_job import derive_unkept
+        from ..jobs.derive_job import derive_absent
 
-        for warning in derive_unkept(args.lake, os.cpu_count() or 1) or []:
+        for warning in derive_absent(args.lake, os.cpu_count() or 1) or []:
             say(f"warning  {warning}", err=True)
     con = _open_lake(args.lake)
     if con is None:

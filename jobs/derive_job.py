@@ -42,31 +42,37 @@ def derive(lake: str | Path, tasks: list, jobs: int = 1, executor: str = "local"
     return warnings
 
 
-def derive_lake(lake: str | Path, jobs: int = 1) -> tuple[Path, list[str]]:
-    """Derive what the lake's traces lack (every view of a lake that keeps none; those of changed
-    views) on `jobs` local workers, then rebuild its database (`tracelake relink`): (the database,
-    the derivation's warnings). The caller holds the writer lock."""
-    warnings = derive(lake, lake_derive.plan(Path(lake), jobs=jobs), jobs)
+def derive_lake(lake: str | Path, jobs: int = 1, views: dict[str, str] | None = None) -> tuple[Path, list[str]]:
+    """Derive what the lake's traces lack of `views` (view -> fingerprint; default: every
+    materialized view) on `jobs` local workers, then rebuild its database (`tracelake relink`):
+    (the database, the derivation's warnings). The caller holds the writer lock."""
+    warnings = derive(lake, lake_derive.plan(Path(lake), jobs=jobs, views=views), jobs)
     return build_database(lake), warnings
 
 
-def derive_unkept(lake: str | Path, jobs: int = 1) -> list[str] | None:
-    """Derive a lake that keeps no materialized views yet (one that `tracelake ingest` wrote, of
-    fewer than derive.DERIVE_FROM_TRACES traces) and rebuild its database, as `tracelake relink`
-    does (derive_lake); from then on it keeps them (each later ingest derives its traces). For
-    the report index: its cross-run views (runs, run_comparison) read over the base tables took 10.9 s of a
-    4-sample lake's 25 s `tracelake report`, 0.2 s over derived tables; deriving the 4 took 3.9 s,
-    the report then 6.0 s. Returns the derivation's warnings (a failed derivation is one: the
-    views then read the base tables, as before); None when nothing was derived: the lake keeps
-    them already, holds no trace, cannot be written, or another process writes it."""
+def derive_absent(lake: str | Path, jobs: int = 1, views: set[str] | None = None) -> list[str] | None:
+    """Derive the materialized views among `views` (default: all) that the lake does not keep yet
+    (derive.kept: a lake that `tracelake ingest` wrote, of fewer than derive.DERIVE_FROM_TRACES
+    traces, keeps those it was asked for) and rebuild its database, as `tracelake relink` does
+    (derive_lake); from then on it keeps them (each later ingest derives them for its traces).
+    For the report index: its cross-run views (runs, run_comparison) read over the base tables
+    took 10.9 s of a 4-sample lake's 25 s `tracelake report`, 0.2 s over derived tables; deriving
+    the 4 took 3.9 s, the report then 6.0 s. For a query (`tracelake sql`): the views it reads.
+    Returns the derivation's warnings (a failed derivation is one: the views then read the base
+    tables, as before); None when nothing was derived: the lake keeps them already, holds no
+    trace, cannot be written, or another process writes it."""
     lake = Path(lake).resolve()
-    if not layout.is_lake(lake) or layout.has_any_derived(lake) or not layout.complete_trace_ids(lake):
+    if not layout.is_lake(lake) or not layout.complete_trace_ids(lake):
+        return None
+    kept = lake_derive.kept(lake)
+    absent = {v: fp for v, fp in lake_derive.current().items() if (views is None or v in views) and v not in kept}
+    if not absent:
         return None
     held = lock.try_lock(lake)
     if held is None:
         return None
     with held:
         try:
-            return derive_lake(lake, jobs)[1]
+            return derive_lake(lake, jobs, absent)[1]
         except (OSError, duckdb.Error) as e:
             return [f"{lake}: views not derived, read from the base tables: {error_line(e)}"]

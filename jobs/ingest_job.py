@@ -20,7 +20,7 @@ from ..ingest.reading import Limits, is_regular
 from ..lake import derive, format_version
 from ..lake.database import update_database
 from ..lake.error_line import error_line
-from ..lake.layout import has_any_derived, is_lake, lake_index, prepare_for_writing
+from ..lake.layout import is_lake, lake_index, prepare_for_writing
 from ..lake.lock import writes_lake
 from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES
 from ..lake.version import __version__
@@ -192,17 +192,19 @@ def ingest_paths(paths: list[str], lake: str | Path,
                  on_outcome: Callable[[FileOutcome], None] = lambda o: None,
                  limits: Limits | None = None, needed: set[str] | None = None) -> list[FileOutcome]:
     """Ingest the trace files found under `paths` into `lake`, then derive the new traces'
-    materialized views where the lake keeps them (derive.worth_deriving) and update the lake's
+    materialized views the lake keeps (derive.kept) and update the lake's
     database. With `needed` (the only tables and views
     anyone will read: a throwaway lake whose views are evaluated directly, `tracelake stats`) the
     lake gets no derived tables and no database, and tables outside `needed` may be left out."""
     lake = prepare_for_writing(Path(lake))
-    hold = needed is None and has_any_derived(lake)  # a trace comes with its derived tables (lake/derive.py)
+    hold = needed is None and bool(derive.kept(lake))  # a trace comes with its derived tables (lake/derive.py)
     outcomes = _each_file(paths, lambda path: ingest_one(path, lake, limits, needed, hold), on_outcome)
     if needed is not None:
         return outcomes
-    if derive.worth_deriving(lake):  # the new traces' views and their runs' other ranks' (lake/derive.py)
-        derive.derive_here(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}, held=hold))
+    kept = derive.kept(lake)
+    if kept:  # the new traces' views and their runs' other ranks' (lake/derive.py)
+        derive.derive_here(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}, held=hold,
+                                             views=kept))
     derive.publish_held(lake)
     update_database(lake)
     return outcomes

@@ -53,8 +53,9 @@ def build_database(lake: str | Path) -> Path:
     lake = Path(lake).resolve()
     lake.mkdir(parents=True, exist_ok=True)
     layout.finish_compaction(lake)
-    if derive.worth_deriving(lake):
-        derive.derive_here(lake, derive.plan(lake))
+    kept = derive.kept(lake)
+    if kept:
+        derive.derive_here(lake, derive.plan(lake, views=kept))
     db = lake / DB_FILE
     tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"
     tmp.unlink(missing_ok=True)

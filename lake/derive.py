@@ -11,7 +11,7 @@ When: `tracelake run` derives the traces it ingested and their runs' other ranks
 pool (local or Dask, jobs/derive_job.py) after the ingest; `tracelake ingest`, and any command that
 (re)builds the database, derives whatever is missing in this process (a trace ingested by
 `tracelake ingest`, a view whose SQL changed: its fingerprint changed, so it has no partitions yet)
-where the lake is worth deriving (`worth_deriving`: 8 traces, or derived already). That reads the
+of the views the lake keeps (`kept`: all from 8 traces on, else those it was asked for). That reads the
 lake's Parquet, never the trace files: `tracelake relink` derives any lake (in parallel).
 
 The rows are those of the view evaluated on a database holding just the trace's run scope
@@ -41,19 +41,28 @@ from .sql_literal import sql_string
 _SHARED = ["gpu_ops", "gpu_op_class", "api", "gpu_active_range", "gpu_busy", "nvtx_ranges", "rank_runs"]
 
 
-# A lake of fewer complete traces than this, none of them derived, is not derived (see worth_deriving).
+# A lake of fewer complete traces than this keeps only the views it was asked for (see kept).
 DERIVE_FROM_TRACES = 8
 
 
-def worth_deriving(lake: Path) -> bool:
-    """Whether the lake's materialized views are kept as derived tables: once it has any (`tracelake
-    run` derives every lake it writes), or from DERIVE_FROM_TRACES traces on. Derived tables pay
-    where views are read over many traces (`runs`, the index, a 10,000-trace lake); a lake of a few
-    traces answers through the views' SQL over its base tables as fast, so `tracelake ingest` of a
-    file into a new lake pays for decoding and writing it, not for ~95 views it may never read
-    (docs/lake.md). Either way every view gives the same rows (tests/test_derive.py)."""
+def kept(lake: Path) -> dict[str, str]:
+    """The materialized views the lake keeps as derived tables (view -> current fingerprint), which
+    every command that writes it derives for each new trace: all of them from DERIVE_FROM_TRACES
+    complete traces on; below that, those it holds partitions of (under this or an earlier
+    fingerprint: a view whose SQL changed is derived again). `tracelake run`, `relink` and the
+    report index derive all of them; a query derives those it reads (jobs/derive_job.derive_absent).
+    Derived tables pay where views are read over many traces (`runs`, `findings`, the index, a
+    10,000-trace lake); a trace's own views answer about as fast from its base tables, so
+    `tracelake ingest` of a file into a new lake pays for decoding and writing it, not for ~117
+    views it may never read (docs/lake.md). Either way every view gives the same rows
+    (tests/test_derive.py)."""
     lake = Path(lake)
-    return layout.has_any_derived(lake) or len(layout.complete_trace_ids(lake)) >= DERIVE_FROM_TRACES
+    views = current()
+    root = lake / layout.DERIVED
+    held = {d.name.split("@")[0] for d in root.iterdir()} if root.is_dir() else set()
+    if held >= set(views) or len(layout.complete_trace_ids(lake)) >= DERIVE_FROM_TRACES:
+        return views
+    return {v: fp for v, fp in views.items() if v in held}
 
 
 def current() -> dict[str, str]:
@@ -124,15 +133,16 @@ def _memory_bytes() -> int:
 
 
 def plan(lake: Path, fresh: Iterable[str] = (), changed_folders: Iterable[str] = (),
-         jobs: int = 1, held: bool = False) -> list[tuple[list[str], dict]]:
+         jobs: int = 1, held: bool = False, views: dict[str, str] | None = None) -> list[tuple[list[str], dict]]:
     """The derivation tasks: (scope, {trace_id: [views]}), each a batch of whole run scopes (at least
     `jobs` batches where there are that many runs). Fresh traces, their runs' other ranks and the
     PyTorch ranks in `changed_folders` (where a trace was removed) get every view; other traces get
     the views they have no current partition of. With `held`, the writer's held traces
     (layout.hold: their derivation publishes them) are fresh and count as in the lake, and the
     traces they replace do not; without it (a database rebuilt by a reader after a writer was
-    killed) they are left for the next writer to remove."""
-    views = current()
+    killed) they are left for the next writer to remove. `views`: the materialized views to derive
+    (view -> fingerprint; default: all)."""
+    views = current() if views is None else views
     need = {t: set(v) for t, v in missing(lake, views).items()}
     held = layout.held_traces(lake) if held else {}
     fresh, changed_folders = set(fresh) | set(held), set(changed_folders)
@@ -176,24 +186,30 @@ def batches(tasks: list[tuple[list[str], dict]], events: dict[str, int], jobs: i
     return [(sorted(scope), dict(sorted(targets.items()))) for _, scope, targets in bins if targets]
 
 
-def _scope_database(lake: str, scope: list[str], held: dict[str, Path]):
+def _scope_database(lake: str, scope: list[str], held: dict[str, Path], views: frozenset[str]):
     """A fresh in-memory database for one derivation: the catalog copied from the cached template
     (COPY FROM DATABASE, ~50 ms; installed afresh when there is no cache folder) with the scope's
     rows as tables of main, so that every cursor sees them, and the tables that replace the
     materialized views as they are computed (a TEMP table would be its own cursor's only). The
-    traces in `held` are read from their held folders; base tables no view here reads stay empty.
+    traces in `held` are read from their held folders; base tables none of `views` reads stay empty.
     (base_tables.load replaces the catalog's placeholder views of the base tables by those tables.)"""
     con = in_memory_catalog()
-    base_tables.load(con, Path(lake), scope, held=held, only=_tables_read())
+    base_tables.load(con, Path(lake), scope, held=held, only=_tables_read(views))
     return con
 
 
 @cache
-def _tables_read() -> frozenset[str]:
-    """The base tables the materialized and shared views read (a derivation leaves the others empty)."""
+def _tables_read(views: frozenset[str]) -> frozenset[str]:
+    """The base tables these views read (a derivation leaves the others empty)."""
     from .schema import TABLES
 
-    return frozenset(catalog.reads([*current(), *_SHARED], TABLES) & set(TABLES))
+    return frozenset(catalog.reads(views, TABLES) & set(TABLES))
+
+
+@cache
+def _evaluated(targets: frozenset[str]) -> frozenset[str]:
+    """The views a derivation of `targets` evaluates into tables: them, and the shared views under them."""
+    return targets | (frozenset(_SHARED) & frozenset(catalog.view_reads(targets)))
 
 
 def _dependencies(views: list[str]) -> dict[str, set[str]]:
@@ -228,9 +244,10 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
     A held trace of the scope (layout.hold) is published with its partitions once all are
     written: readers never see it without them."""
     held = {t: d for t, d in layout.held_traces(Path(lake)).items() if t in set(scope)}
-    con = _scope_database(lake, scope, held)
+    evaluated = _evaluated(frozenset(v for vs in targets.values() for v in vs))
+    con = _scope_database(lake, scope, held, evaluated)
     fingerprints = current()
-    order = _in_order({v for vs in targets.values() for v in vs} | set(_SHARED))
+    order = _in_order(set(evaluated))
     staging = Path(lake) / layout.STAGING / f"derive.{uuid.uuid4().hex[:8]}"
     staging.mkdir(parents=True)
     warnings: list[str] = []

@@ -306,33 +306,47 @@ def test_a_report_index_derives_the_lake_first_and_shows_the_same(tmp_path):
         assert (tmp_path / "after_files" / page).read_bytes() == (tmp_path / "before" / page).read_bytes(), page
 
 
-def test_a_query_of_materialized_views_derives_the_lake_first_and_says_the_same(tmp_path, capsys):
-    """`tracelake sql` of a query that evaluates materialized views derives a lake that keeps no
-    derived tables first (once; the lake keeps them), and answers as the underived lake does; a
-    query of base tables and plain views leaves the lake as it is."""
+def test_a_query_derives_the_views_it_reads_first_and_says_the_same(tmp_path, capsys):
+    """`tracelake sql` of a query that evaluates materialized views derives those of them that a
+    lake of a few traces does not keep yet (once: the lake keeps them, and ingest derives them for
+    each new trace), and answers as the underived lake does; a query of base tables and plain views
+    leaves the lake as it is."""
     from tracelake.cli.main import main
 
     files = sorted(p for p in DATA.iterdir() if p.name.startswith(("torch-2.11_mlp", "torch-2.11_mnist")))
     lake = tmp_path / "lake"
-    assert main(["ingest", *map(str, files), "--lake", str(lake), "--quiet"]) == 0
+    assert main(["ingest", *map(str, files[:1]), "--lake", str(lake), "--quiet"]) == 0
     assert catalog.materialized_reads("SELECT * FROM kernels k JOIN memory_summary USING (trace_id)") == set()
     assert {"temporal_breakdown", "steps"} <= catalog.materialized_reads("SELECT * FROM runs")
     assert main(["sql", "--lake", str(lake), "SELECT count(*) FROM kernels JOIN memory_summary USING (trace_id)"]) == 0
-    assert not layout.has_any_derived(lake)
+    assert not layout.has_any_derived(lake) and derive.kept(lake) == {}
     shutil.copytree(lake, tmp_path / "before")
     query = "SELECT * FROM steps ORDER BY ALL"
+    asked = catalog.materialized_reads(query)
+    assert "steps" in asked and len(asked) < len(MATERIALIZED) / 4
     capsys.readouterr()
     assert main(["sql", "--lake", str(lake), "--format", "csv", query]) == 0
-    assert derive.missing(lake) == {} and layout.has_any_derived(lake)
     printed = capsys.readouterr()
     assert printed.err == "" and printed.out.count("\n") > 2
+    assert set(derive.kept(lake)) == asked
+    assert set(derive.missing(lake)[layout.complete_trace_ids(lake).pop()]) == set(MATERIALIZED) - asked
+    # the next ingest derives the kept views for its trace; the others stay views
+    assert main(["ingest", str(files[1]), "--lake", str(lake), "--quiet"]) == 0
+    assert set(derive.kept(lake)) == asked
+    assert all(set(v) == set(MATERIALIZED) - asked for v in derive.missing(lake).values())
+    shutil.rmtree(tmp_path / "before")
+    shutil.copytree(lake, tmp_path / "before", ignore=shutil.ignore_patterns("derived", "*.duckdb"))
     underived, derived = connect(tmp_path / "before"), connect(lake)
     try:
         assert not layout.has_any_derived(tmp_path / "before")
-        assert derived.sql(query).fetchall() == underived.sql(query).fetchall()
+        for q in (query, "SELECT * FROM temporal_breakdown ORDER BY ALL"):
+            assert derived.sql(q).fetchall() == underived.sql(q).fetchall(), q
     finally:
         underived.close()
         derived.close()
+    # a report index derives every view
+    assert main(["report", "--lake", str(lake), "-o", str(tmp_path / "index.html")]) == 0
+    assert derive.missing(lake) == {} and derive.kept(lake) == MATERIALIZED
 
 
 def test_a_view_some_trace_has_no_partition_of_is_evaluated_for_the_report(sample_lake, tmp_path):
