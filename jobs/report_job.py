@@ -26,7 +26,7 @@ from pathlib import Path
 from ..analysis import critpath_whatif
 from ..lake import cores
 from ..lake.database import connect
-from ..lake.layout import has_any_derived
+from ..lake.derive import current, kept
 from ..lake.scoped import ScopedDatabase, derived_served
 from ..lake.version import __version__
 from ..reports.data import INDEX_COLUMNS, frozen, index_rows
@@ -247,9 +247,9 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
         cache = _DATABASES.__dict__
         if lake not in cache:
             cache[lake] = ScopedDatabase(lake)
-        # a derived lake serves the materialized views (views_frozen): the tables only they read are
-        # left in their files
-        lazy = report_views.lazy_tables() if has_any_derived(Path(lake)) else frozenset()
+        # a lake that keeps every materialized view serves them (views_frozen): the tables only
+        # they read are left in their files
+        lazy = report_views.lazy_tables() if len(kept(Path(lake))) == len(current()) else frozenset()
         con = cache[lake].load(scope, lazy=lazy)
         with views_frozen(con, lake, scope, len(pages)):
             for trace_id, path in pages:
