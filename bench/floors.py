@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from .cli import _HTA as HTA_PARSE
+from .cli import best
 from .common import HTA_PYTHON, REPO, SHARED, TRACELENS_PYTHON, compile_package, load_average, paired, verdict
 from .kineto_ingest import REFERENCE as PYTORCH
 from .run import _hta as hta_corpus
@@ -103,15 +104,6 @@ def _decode_floor(paths: list[str], workers: int) -> float:
     return time.perf_counter() - t0
 
 
-def _best_process(argv: list[str], repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        subprocess.run(argv, check=True, cwd=REPO, capture_output=True)
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def _run_rows() -> list[tuple[str, str]]:
     from tracelake.ingest.discover import discover
 
@@ -173,7 +165,7 @@ def run() -> list[tuple[str, str]]:
     rows = [("machine load (1, 5, 15-minute load average) at the start", load_average())]
     try:
         rows.append(("fresh Python importing polars, pyarrow, DuckDB and msgspec (best of 5)",
-                     f"{_best_process([sys.executable, '-c', _IMPORTS]):.2f} s"))
+                     f"{best(lambda i: [sys.executable, '-c', _IMPORTS], 5):.2f} s"))
         rows += _ingest_rows(tmp)
         rows += _stats_rows(tmp)
         rows += _run_rows()

@@ -73,17 +73,14 @@ def _derive_for(lake: str, query: str) -> None:
     that the lake does not keep yet (a lake `tracelake ingest` wrote, of a few traces: derive.kept),
     once; the lake keeps them from then on (docs/lake.md). Over the base tables such a query
     evaluates every view under it, per query: on the 4 bundled samples `findings` took 22.6 s."""
-    from ..lake import catalog, derive, layout
+    from ..lake import catalog
 
-    path = Path(lake)
-    if not layout.is_lake(path):
-        return
     views = catalog.materialized_reads(query)
-    if not views or set(derive.kept(path)) >= views:
+    if not views:
         return
     from ..jobs.derive_job import derive_absent
 
-    for warning in derive_absent(path, os.cpu_count() or 1, views) or []:
+    for warning in derive_absent(lake, os.cpu_count() or 1, views) or []:
         say(f"warning  {warning}", err=True)
 
 

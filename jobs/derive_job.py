@@ -62,11 +62,11 @@ def derive_absent(lake: str | Path, jobs: int = 1, views: set[str] | None = None
     tables, as before); None when nothing was derived: the lake keeps them already, holds no
     trace, cannot be written, or another process writes it."""
     lake = Path(lake).resolve()
-    if not layout.is_lake(lake) or not layout.complete_trace_ids(lake):
+    if not layout.is_lake(lake):
         return None
-    kept = lake_derive.kept(lake)
+    kept = lake_derive.kept(lake)  # a lake that keeps every view answers without listing its traces
     absent = {v: fp for v, fp in lake_derive.current().items() if (views is None or v in views) and v not in kept}
-    if not absent:
+    if not absent or not layout.complete_trace_ids(lake):
         return None
     held = lock.try_lock(lake)
     if held is None:

@@ -59,10 +59,10 @@ def kept(lake: Path) -> dict[str, str]:
     lake = Path(lake)
     views = current()
     root = lake / layout.DERIVED
-    held = {d.name.split("@")[0] for d in root.iterdir()} if root.is_dir() else set()
-    if held >= set(views) or len(layout.complete_trace_ids(lake)) >= DERIVE_FROM_TRACES:
+    present = {d.name.split("@")[0] for d in root.iterdir()} if root.is_dir() else set()
+    if present >= set(views) or len(layout.complete_trace_ids(lake)) >= DERIVE_FROM_TRACES:
         return views
-    return {v: fp for v, fp in views.items() if v in held}
+    return {v: fp for v, fp in views.items() if v in present}
 
 
 def current() -> dict[str, str]:
