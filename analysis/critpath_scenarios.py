@@ -28,6 +28,13 @@ may also model CUDA graphs, which change more than one class:
   operators around the removed launch calls still run (a hand-written fused kernel keeps the
   Python code; torch.compile would remove more).
 
+- `host_syncs`: no host synchronizations: the calls that wait for the GPU (SYNC_CALLS, and
+  copies to the host, which PyTorch's `.item()` and `.cpu()` follow with a wait) weigh nothing and
+  their 'sync' edges go (the host no longer waits for the GPU there; the GPU work stays).
+- `pinned_copies`: every host<->device copy from or to pageable memory is made from pinned memory
+  with `non_blocking=True`: the copy takes memcpy_pinned_rates.pinned_ns on the GPU, and the call
+  that issued it no longer blocks the host (its time and its 'sync' edges go).
+
 Not modelled: the replay's own cudaGraphLaunch (one call per graph, ~35 µs under the profiler in
 those recordings, a few µs without), the copies into the graph's static inputs, and whether the
 code can be captured at all (dynamic shapes, CPU-side control flow, allocations).
@@ -44,6 +51,10 @@ from .critpath_graph import BLOCKING_CALLS, CLASSES
 
 GRAPH_GAP_NS = 500
 GPU_KINDS = ("kernel", "memcpy", "memset")
+# calls that only wait for the GPU (the runtime's and the driver's names)
+SYNC_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaCtxSynchronize",
+              "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize")
+NO_EDGE = -(1 << 40)  # the weight of a removed edge: no path through it can be the longest
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,8 @@ class Scenario:
     captured_cpu: bool = False  # the step's GPU-issuing host code -> 0
     gpu_gap_ns: int | None = None  # gaps between operations of a stream -> at most this
     fused_chains: bool = False  # fusion_chains' kernels -> one kernel per chain
+    host_syncs: bool = False  # the host's waits for the GPU -> gone
+    pinned_copies: bool = False  # pageable copies -> pinned, non-blocking
 
 
 STEP_AS_GRAPH = Scenario(
@@ -80,6 +93,11 @@ STANDARD_SCENARIOS: tuple[Scenario, ...] = (
              "data loading aside", {"cpu": 0.5}),
     Scenario("no data-loading time", "removes the data-loading ranges (DataLoader iteration, ranges named "
              "data_load*)", {"data_loading": 0.0}),
+    Scenario("no host syncs", "removes the host's waits for the GPU (cudaStreamSynchronize, cudaDeviceSynchronize, "
+             "cudaEventSynchronize, copies to the host as in .item()); the GPU work stays", host_syncs=True),
+    Scenario("pinned copies", "copies from or to pageable host memory made from pinned memory with non_blocking=True: "
+             "each takes its direction's pinned rate (memcpy_pinned_rates) and no longer blocks the host",
+             pinned_copies=True),
     Scenario("memory-bound chains fused", "each chain of memory-bound kernels (fusion_chains) runs as one "
              "kernel at its predicted fused time; the chain's other launch calls and their launch latency go",
              fused_chains=True),
@@ -113,12 +131,16 @@ class EdgeFacts:
     """What the scenarios select edges on, per edge of one trace's graph (the lake's edges, then the
     stream-order edges that stream_order_edges adds)."""
     cls: np.ndarray  # class (None for zero-weight dependencies)
+    edge_type: np.ndarray  # edge type (critpath_graph.EDGE_TYPES; None for the stream-order edges)
     weight: np.ndarray  # measured weight (ns)
     launch_call: np.ndarray  # bool: the time of a call that launched GPU work
     captured: np.ndarray  # bool: host time inside a GPU-issuing top-level span of the step
     gpu_gap: np.ndarray  # the gap between two operations of a stream (ns) for kernel_kernel and stream-order edges; -1 else
     fusion_factor: np.ndarray | None = None  # fused_ns / device_ns of its chain for a chain kernel's edge; 1 else
     fusion_drop: np.ndarray | None = None  # bool: launch call, launch latency or gap a fused chain removes
+    sync_wait: np.ndarray | None = None  # bool: a host sync call's own time, or a 'sync' edge into one
+    pageable_wait: np.ndarray | None = None  # bool: a pageable copy's call's own time, or a 'sync' edge into one
+    copy_factor: np.ndarray | None = None  # pinned_ns / duration for a pageable copy's own edge; 1 else
     _of_class: dict = field(default_factory=dict, repr=False, compare=False)  # class -> its edges (bool)
 
     def of_class(self, name: str) -> np.ndarray:
@@ -145,6 +167,12 @@ class EdgeFacts:
             out[gap] = np.minimum(self.gpu_gap[gap], s.gpu_gap_ns)
         if s.fused_chains and self.fusion_drop is not None:
             out[self.fusion_drop] = 0
+        if s.pinned_copies and self.copy_factor is not None:
+            out = np.where(self.copy_factor < 1, np.rint(out * self.copy_factor), out).astype(np.int64)
+        for on, waits in ((s.host_syncs, self.sync_wait), (s.pinned_copies, self.pageable_wait)):
+            if on and waits is not None:
+                out[waits & (self.edge_type == "sync")] = NO_EDGE
+                out[waits & (self.edge_type != "sync")] = 0
         return out
 
 
@@ -166,15 +194,18 @@ def stream_order_edges(nodes: pl.DataFrame) -> pl.DataFrame:
 
 
 def edge_facts(edges: pl.DataFrame, nodes: pl.DataFrame, extra: pl.DataFrame,
-               chains: pl.DataFrame | None = None) -> EdgeFacts:
+               chains: pl.DataFrame | None = None, copies: pl.DataFrame | None = None) -> EdgeFacts:
     """`edges`: one trace's cp_edges (class, weight_ns, event_id, edge_type, src_node, dst_node);
     `nodes`: its cp_nodes start rows; `extra`: stream_order_edges(nodes), appended after the edges;
-    `chains`: the kernels of its fused chains (event_id, factor, first), or None."""
+    `chains`: the kernels of its fused chains (event_id, factor, first), or None; `copies`: its
+    copies (pid, correlation_id, copy_kind; pinned_ns and duration_ns for the pageable ones)."""
     launch_ev, captured_ev = _host_events(nodes)
     ev = edges["event_id"].fill_null(-1).to_numpy()
     pad = np.zeros(extra.height, dtype=bool)
     kk = edges["edge_type"].to_numpy() == "kernel_kernel"
     return EdgeFacts(
+        edge_type=np.concatenate([edges["edge_type"].to_numpy(), np.full(extra.height, None, dtype=object)]),
+        **_waits(edges, nodes, extra, copies),
         cls=np.concatenate([edges["class"].to_numpy(), np.full(extra.height, None, dtype=object)]),
         weight=np.concatenate([edges["weight_ns"].to_numpy(), np.zeros(extra.height, dtype=np.int64)]),
         launch_call=np.concatenate([np.isin(ev, launch_ev), pad]),
@@ -204,6 +235,36 @@ def _fusion(edges: pl.DataFrame, nodes: pl.DataFrame, extra: pl.DataFrame, chain
     dst = np.concatenate([edges["dst_node"].to_numpy(), extra["dst_node"].to_numpy()])
     drop = np.isin(dst, 2 * later) | np.concatenate([own & np.isin(ev, call_ev), pad])
     return {"fusion_factor": np.concatenate([factor, np.ones(extra.height)]), "fusion_drop": drop}
+
+
+def _waits(edges: pl.DataFrame, nodes: pl.DataFrame, extra: pl.DataFrame, copies: pl.DataFrame | None) -> dict:
+    """sync_wait, pageable_wait and copy_factor of EdgeFacts. An edge belongs to a call's wait when
+    it is the call's own time (an 'operator' edge of the call event) or a 'sync' edge into it (the
+    'sync' edges are attributed to the call they end in)."""
+    ops = nodes.filter(pl.col("kind") == "memcpy").select("event_id", "pid", "correlation_id")
+    calls = nodes.filter(pl.col("kind") == "call").select("event_id", "pid", "correlation_id", "name")
+    by_pid = ops["pid"].null_count() < ops.height
+    keys = ["pid", "correlation_id"] if by_pid else ["correlation_id"]
+    if copies is None:
+        copies = pl.DataFrame(schema={"pid": pl.Int64, "correlation_id": pl.Int64, "copy_kind": pl.String,
+                                      "pinned_ns": pl.Int64, "duration_ns": pl.Int64})
+    copies = copies.select(*keys, "copy_kind", "pinned_ns", "duration_ns").unique(keys)
+    copy_calls = calls.join(copies, on=keys, how="inner", nulls_equal=False)
+    base = pl.col("name").str.replace(r"_v[0-9]+$", "")
+    sync_ev = pl.concat([calls.filter(base.is_in(SYNC_CALLS))["event_id"],
+                         copy_calls.filter(pl.col("copy_kind") == "DtoH")["event_id"]]).to_numpy()
+    pageable_ev = copy_calls.filter(pl.col("pinned_ns").is_not_null())["event_id"].to_numpy()
+    ev = edges["event_id"].fill_null(-1).to_numpy()
+    kind = edges["edge_type"].to_numpy()
+    own_or_sync = (kind == "operator") | (kind == "sync")
+    pad = np.zeros(extra.height, dtype=bool)
+    rated = ops.join(copies.filter(pl.col("pinned_ns").is_not_null()), on=keys, how="inner", nulls_equal=False)
+    factor = (pl.DataFrame({"event_id": np.where(kind == "operator", ev, -1)})
+              .join(rated.select("event_id", (pl.col("pinned_ns") / pl.col("duration_ns")).alias("f")),
+                    on="event_id", how="left", maintain_order="left")["f"].fill_null(1.0).to_numpy())
+    return {"sync_wait": np.concatenate([own_or_sync & np.isin(ev, sync_ev), pad]),
+            "pageable_wait": np.concatenate([own_or_sync & np.isin(ev, pageable_ev), pad]),
+            "copy_factor": np.concatenate([factor, np.ones(extra.height)])}
 
 
 def _host_events(nodes: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:

@@ -41,8 +41,10 @@ class _Graph:
                          RepeatedPaths(self.n_nodes, self.src, self.dst, self.node_step, len(self.steps), self.rank))
 
     def paths(self, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(path length, ok) per step of `self.steps`, in that order."""
-        if self.repeated is not None:
+        """(path length, ok) per step of `self.steps`, in that order. Removed edges (negative
+        weights, critpath_scenarios.NO_EDGE) need the full graph: a chain broken by one has nodes
+        a path may start at (critpath_chains)."""
+        if self.repeated is not None and (len(weight) == 0 or weight.min() >= 0):
             return self.repeated.lengths(weight), np.ones(len(self.steps), dtype=bool)
         path, _, ok = longest_paths(self.n_nodes, self.src, self.dst, weight, self.node_step, len(self.steps),
                                     self.node_ts, self.rank)
@@ -109,7 +111,10 @@ def trace_graph(con, trace_id: str, fused: bool) -> tuple[_Graph, EdgeFacts] | N
                         FROM cp_nodes WHERE trace_id = ? AND is_start""", params=[trace_id]).pl()
     extra = stream_order_edges(events)
     chains = _chain_kernels(con, [trace_id]) if fused else None
-    facts = edge_facts(edges, events, extra, chains)
+    copies = con.sql("""SELECT c.pid, c.correlation_id, c.copy_kind, r.pinned_ns, r.duration_ns FROM memcpy c
+                        LEFT JOIN memcpy_pinned_rates r USING (trace_id, pid, correlation_id)
+                        WHERE c.trace_id = ? AND c.copy_kind IN ('HtoD', 'DtoH')""", params=[trace_id]).pl()
+    facts = edge_facts(edges, events, extra, chains, copies)
     step_of = events.select((2 * pl.col("event_id") + 1).alias("src_node"), "step_id").unique("src_node")
     # the graph's edges in the order of facts' weights: the trace's edges, then `extra` (a join
     # that may reorder rows would pair the stream-order edges with other edges' weights)
