@@ -25,7 +25,8 @@ def _trace(unknown_events: int) -> dict:
         ]
     events += [{"ph": "X", "cat": "npu_tile_op", "name": "tile", "pid": 0, "tid": 9, "ts": 400 + 1_000 * i,
                 "dur": 400, "args": {"device": 0, "stream": 9}} for i in range(unknown_events)]
-    return {"schemaVersion": 1, "traceEvents": events}
+    # a device without a name (as in some ROCm and vLLM traces): no dangling '·' in the header
+    return {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": ""}], "traceEvents": events}
 
 
 def test_a_failed_check_is_shown_and_its_numbers_marked_unreliable(tmp_path, tmp_path_factory):
@@ -39,6 +40,8 @@ def test_a_failed_check_is_shown_and_its_numbers_marked_unreliable(tmp_path, tmp
         sound = rendered_page(con, ids["sound.pt.trace.json"]).html
         faulty = rendered_page(con, ids["unknown-device-work.pt.trace.json"]).html
     assert "Integrity checks that did not pass" not in sound and ">unreliable<" not in sound
+    header = sound[sound.index('<p class="sub">'):]
+    assert not header[:header.index("</p>")].rstrip().endswith("·")
     assert 'data-integrity="device_work_analysed"' in faulty
     assert "npu_tile_op (3)" in faulty
     page = page_reader.read(faulty)
