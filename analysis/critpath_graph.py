@@ -80,12 +80,16 @@ def _frame(t: pa.Table, cols: list[str]) -> pl.DataFrame:
 
 
 def _steps(tables: dict[str, pa.Table]) -> pl.DataFrame:
-    ann = _frame(tables["annotations"], ["pid", "name", "start_ns", "end_ns", "is_gpu"])
+    ann = _frame(tables["annotations"], ["pid", "name", "domain", "kind", "start_ns", "end_ns", "is_gpu"])
+    # the step's name as nvtx_ranges spells it (':step 3' for NVTX), so that steps and the critical path join
+    nvtx = pl.col("kind").is_in(["push_pop", "start_end"])
+    range_name = pl.when(nvtx).then(pl.col("domain").fill_null("") + ":" + pl.col("name").fill_null("")) \
+        .otherwise(pl.col("name"))
     steps = (ann.filter(~pl.col("is_gpu").fill_null(False) & pl.col("end_ns").is_not_null()
                         & pl.col("name").str.replace(r"^[^:]*:", "").str.contains(_step_regex()))
              .sort("pid", "start_ns")
              .with_columns(pl.int_range(pl.len()).over("pid").cast(pl.Int64).alias("step_index"))
-             .select("pid", pl.col("name").alias("step"), "step_index", "start_ns", "end_ns"))
+             .select("pid", range_name.alias("step"), "step_index", "start_ns", "end_ns"))
     if steps.height == 0:
         t = tables["traces"]
         bounds = [(None, None)]

@@ -125,6 +125,9 @@ def stats(args) -> int:
     def failed(o: FileOutcome):
         if o.status == "error":
             say(f"error  {o.error}", err=True)
+        elif o.status == "ok":  # what `ingest` says of the file; a file cut short fails (its numbers are partial)
+            for w in o.warnings:
+                say(f"{'error ' if o.truncated else 'warning'} {o.path}: {w}", err=True)
 
     asked = [n.strip() for n in ",".join(args.report or []).split(",") if n.strip()] or list(reports.DEFAULT)
     known = {name for f in catalog.load_files() for name in f.creates} | set(TABLES)
@@ -188,7 +191,7 @@ def stats(args) -> int:
         _print_stats(con, reports, names, done, args.format, args.timeunit)
     finally:
         con.close()
-    return EXIT_SOME_FAILED if any(o.status == "error" for o in outcomes) else EXIT_OK
+    return EXIT_SOME_FAILED if any(o.status == "error" or o.truncated for o in outcomes) else EXIT_OK
 
 
 def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fmt: str, unit: str) -> None:

@@ -35,9 +35,12 @@ class Progress:
             self.errors += 1
             self._line(f"error  {outcome.error}", force=True)
         elif self.verbose or (not self.tty and not self.quiet):
-            extra = f"-> {outcome.trace_id} ({outcome.events:,} events, {outcome.seconds:.2f} s)" \
-                if outcome.status == "ok" else (outcome.error or "")
-            self._line(f"{outcome.status:<7}{outcome.path} {extra}")
+            if outcome.status == "skipped":  # its error names the file
+                self._line(f"skip   {outcome.error}")
+            else:
+                extra = {"ok": f" -> {outcome.trace_id} ({outcome.events:,} events, {outcome.seconds:.2f} s)",
+                         "alias": f" = {outcome.trace_id} (the same bytes: not read again)"}.get(outcome.status, "")
+                self._line(f"{outcome.status:<6} {outcome.path}{extra}")
             if self.verbose:
                 for w in outcome.warnings:
                     self._line(f"       warning: {w}")
@@ -84,7 +87,8 @@ class Progress:
             self.stream.write("\r\x1b[K")
         if not self.quiet:
             seconds = time.perf_counter() - self.t0 if seconds is None else seconds
-            counts = ", ".join(f"{summary.count(s)} {s}" for s in ("ok", "unchanged", "skipped", "removed", "error")
+            counts = ", ".join(f"{summary.count(s)} {s}" for s in ("ok", "alias", "unchanged", "skipped", "removed",
+                                                                             "error")
                                if summary.count(s))
             self.stream.write(terminal_text(f"{counts or 'nothing to do'} in {seconds:.1f} s; "
                                             f"lake: {summary.lake}") + "\n")

@@ -8,15 +8,17 @@ import zlib
 from contextlib import contextmanager
 
 from ..lake.error_line import error_line
+from .discover import REPORT_SUFFIXES
 from .errors import ErrorKind, TraceError
 from .ingest_result import IngestResult
 from .kineto_text import UTF8_BOM
 from .nsys_reader import SQLITE_MAGIC
+from .nsys_report import ingest_report
 from .reading import Limits, open_input, read_head, using
 
 
 def detect_format(path: str) -> str:
-    """'nsys' or 'pytorch'; raises TraceError for anything else."""
+    """'nsys', 'pytorch' or 'nsys-rep' (an Nsight Systems report); raises TraceError for anything else."""
     head = read_head(path, 64)
     if not head:
         raise TraceError(path, "empty file")
@@ -32,9 +34,11 @@ def detect_format(path: str) -> str:
         return "nsys"
     if head.removeprefix(UTF8_BOM).lstrip()[:1] in (b"{", b"["):
         return "pytorch"
-    if path.endswith((".nsys-rep", ".qdrep")) or head[:4] == b"PK\x03\x04":
-        raise TraceError(path, "this is an Nsight Systems report, not its SQLite export: "
-                               "run `nsys export --type sqlite` on it first")
+    if path.endswith(REPORT_SUFFIXES):
+        return "nsys-rep"
+    if head[:4] == b"PK\x03\x04":
+        raise TraceError(path, "a zip archive, not a trace (an Nsight Systems report needs the name "
+                               "<name>.nsys-rep, or run `nsys export --type sqlite` on it)", ErrorKind.NOT_A_TRACE)
     raise TraceError(path, "unknown format: neither an Nsight Systems SQLite export nor a PyTorch profiler JSON trace",
                      ErrorKind.NOT_A_TRACE)
 
@@ -67,9 +71,11 @@ def _ingest(path: str, tables: set[str] | None) -> IngestResult:
     try:
         with _gc_paused():
             # each reader imported when used: an Nsight export needs none of the JSON decoder's modules
-            if fmt == "nsys":
+            if fmt in ("nsys", "nsys-rep"):
                 from .nsys import ingest_nsys
 
+                if fmt == "nsys-rep":
+                    return ingest_report(path, lambda export: ingest_nsys(export, tables))
                 return ingest_nsys(path, tables)
             from .kineto import ingest_kineto
 

@@ -9,7 +9,7 @@ baseTimeNanoseconds the trace clock is Kineto's relative one and clock_offset_ns
 from __future__ import annotations
 
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from functools import partial
 
 import msgspec
@@ -28,9 +28,10 @@ from .kineto_rows import str_or_none
 from .names import parse_python_frames
 from .nesting import nest_table, parent_and_depth
 
-# Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables.
+# Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables. Kineto
+# aliases MTIA's on-device events to CONCURRENT_KERNEL (libkineto ActivityType), as HTA reads them.
 CATEGORY_TABLE = {
-    "kernel": "kernels",
+    "kernel": "kernels", "mtia_ccp_events": "kernels",
     "gpu_memcpy": "memcpy", "memcpy": "memcpy",
     "gpu_memset": "memset", "memset": "memset",
     "cuda_runtime": "api_calls", "runtime": "api_calls", "cuda_driver": "api_calls",
@@ -41,6 +42,8 @@ CATEGORY_TABLE = {
     "python_function": "python_frames",
     "cuda_sync": "synchronizations",
 }
+UNANALYSED_KEY = "unanalysed_device_events"  # traces.metadata_json: {category: events} of such work
+UNANALYSED = "unanalysed"  # _route's destination of device work in a category CATEGORY_TABLE lacks
 # Row builders of the tables that are built chunk by chunk.
 _ROWS = {
     "kernels": partial(rows.gpu_rows, "kernels"),
@@ -68,12 +71,14 @@ class _Tables:
         self.timed = False  # any row of some table, built or not
         self.process_names: dict[int, str] = {}
         self.thread_names: dict[tuple[int, int], str] = {}
+        self.unanalysed: Counter[str] = Counter()  # events of device work in a category not mapped, by category
 
     def add(self, events: list[Event]) -> None:
         self.events_read += len(events)
         routed = _route(events)
         events.clear()  # the routed lists hold them now, and free them table by table
         rows.add_names(routed.pop("meta", []), self.process_names, self.thread_names)
+        self.unanalysed.update(e.cat for e in routed.pop(UNANALYSED, []))
         for name in list(routed):
             events_of_table = routed.pop(name)
             if not events_of_table:
@@ -113,10 +118,19 @@ def _route(events: list[Event]) -> dict[str, list[Event]]:
     return routed
 
 
+def _on_device(e: Event) -> bool:
+    """Whether an event of an unmapped category is device work: Kineto gives those a stream or device."""
+    args = bytes(e.args)
+    return b'"stream"' in args or b'"device"' in args
+
+
 def _sink(routed, ph, cat):
     if ph == "X":
         table = CATEGORY_TABLE.get(cat.lower()) if isinstance(cat, str) else None
-        return routed[table].append if table else None
+        if table:
+            return routed[table].append
+        unanalysed = routed[UNANALYSED]
+        return lambda e: unanalysed.append(e) if isinstance(cat, str) and _on_device(e) else None
     if ph in ("s", "f"):
         return routed["flow_ends"].append
     if ph in ("i", "I"):
@@ -350,6 +364,9 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
 
     # Negative durations are impossible (integrity.drop_reversed_intervals) and ts=0, dur=0 events
     # are profiler placeholders (pytorch#188481): keep those rows out and say so.
+    for cat, n in sorted(parts.unanalysed.items()):
+        decoded.warnings.append(f"{n:,} device events of category {cat!r} are not analysed (a kind of device work "
+                                "tracelake does not know): GPU busy and idle times leave them out")
     drop_reversed_intervals(tables, decoded.warnings)
     unique_lookups(tables, decoded.warnings)
     placeholders = 0
@@ -378,6 +395,8 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
     versions = [f"{k}={md[k]}" for k in ("cupti_version", "cuda_runtime_version", "cuda_driver_version",
                                           "roctracer_version", "hip_runtime_version") if k in md]
     metadata = {k: v for k, v in md.items() if k != "deviceProperties"}
+    if parts.unanalysed:
+        metadata[UNANALYSED_KEY] = dict(parts.unanalysed)
     tables["traces"] = traces_row(
         source="pytorch",
         path=path,

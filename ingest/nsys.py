@@ -74,6 +74,7 @@ class _Mapper:
     def __init__(self, export: Export):
         self.x = export
         self.launchers: pl.DataFrame | None = None
+        self.warnings: list[str] = []
 
     def api_calls(self) -> pl.DataFrame | None:
         f = self.x.read("CUPTI_ACTIVITY_KIND_RUNTIME", ["start", "end", "eventClass", "globalTid", "correlationId",
@@ -111,7 +112,31 @@ class _Mapper:
         )
         return out
 
-    def _with_launcher(self, frame: pl.DataFrame) -> pl.DataFrame:
+    def _recover_pid(self, frame: pl.DataFrame, table: str) -> pl.DataFrame:
+        """GPU rows of a table exported without globalPid (trimmed exports): the process of the API
+        call with the same correlation id where one process has that id, else the export's only
+        process; a warning counts the rows that stay without one."""
+        if self.x.has(table, "globalPid") or not frame.height:
+            return frame
+        launchers = self.launchers if self.launchers is not None else pl.DataFrame(
+            schema={"pid": pl.Int64, "correlation_id": pl.Int64})
+        unique = (launchers.group_by("correlation_id").agg(pl.col("pid").first(), pl.col("pid").n_unique().alias("n"))
+                  .filter(pl.col("n") == 1).select("correlation_id", pl.col("pid").alias("launcher_pid")))
+        processes = launchers["pid"].unique().to_list()
+        if not processes:
+            listed = self.x.read("PROCESSES", ["globalPid"])
+            processes = [] if listed is None else listed.select(_pid("globalPid"))["pid"].unique().to_list()
+        only = processes[0] if len(processes) == 1 else None
+        frame = (frame.join(unique, on="correlation_id", how="left", maintain_order="left")
+                 .with_columns(pl.coalesce("launcher_pid", pl.lit(only, pl.Int64)).alias("pid")).drop("launcher_pid"))
+        lost = frame["pid"].null_count()
+        self.warnings.append(f"{table} has no globalPid column: the process of its rows is that of the API call "
+                             "with the same correlation id, or the only process"
+                             + (f"; {lost:,} rows have none" if lost else ""))
+        return frame
+
+    def _with_launcher(self, frame: pl.DataFrame, table: str) -> pl.DataFrame:
+        frame = self._recover_pid(frame, table)
         if self.launchers is None:
             return frame.with_columns(pl.lit(None, pl.Int64).alias("tid"))
         return frame.join(self.launchers, on=["pid", "correlation_id"], how="left")
@@ -140,7 +165,7 @@ class _Mapper:
             pl.col("graphNodeId").cast(pl.Int64).alias("graph_node_id"),
             pl.col("greenContextId").cast(pl.Int64).alias("green_context_id"),
         )
-        return self._with_launcher(out)
+        return self._with_launcher(out, "CUPTI_ACTIVITY_KIND_KERNEL")
 
     def memcpy(self) -> pl.DataFrame | None:
         f = self.x.read("CUPTI_ACTIVITY_KIND_MEMCPY", _GPU_COMMON + ["bytes", "copyKind", "srcKind", "dstKind",
@@ -159,7 +184,7 @@ class _Mapper:
             pl.col("srcDeviceId").cast(pl.Int32).alias("src_device_id"),
             pl.col("dstDeviceId").cast(pl.Int32).alias("dst_device_id"),
         ).with_columns(pl.format("[CUDA memcpy {}]", pl.col("operation").fill_null("Unknown")).alias("name"))
-        return self._with_launcher(out)
+        return self._with_launcher(out, "CUPTI_ACTIVITY_KIND_MEMCPY")
 
     def memset(self) -> pl.DataFrame | None:
         f = self.x.read("CUPTI_ACTIVITY_KIND_MEMSET", _GPU_COMMON + ["bytes", "memKind", "value"])
@@ -172,7 +197,7 @@ class _Mapper:
             pl.col("value").cast(pl.Int64),
             pl.lit("[CUDA memset]").alias("name"),
         )
-        return self._with_launcher(out)
+        return self._with_launcher(out, "CUPTI_ACTIVITY_KIND_MEMSET")
 
     def graph_executions(self) -> pl.DataFrame | None:
         f = self.x.read("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", _GPU_COMMON + ["graphId", "graphExecId"])
@@ -183,7 +208,7 @@ class _Mapper:
             pl.col("graphId").cast(pl.Int64).alias("graph_id"),
             pl.col("graphExecId").cast(pl.Int64).alias("graph_exec_id"),
         )
-        return self._with_launcher(out)
+        return self._with_launcher(out, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE")
 
     def synchronizations(self) -> pl.DataFrame | None:
         f = self.x.read("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", _GPU_COMMON + ["syncType", "deprecatedSyncType",
@@ -424,7 +449,7 @@ def ingest_nsys(path: str, tables: set[str] | None = None) -> IngestResult:
         hosts = env.filter(pl.col("name").cast(pl.String).str.to_lowercase() == "hostname")["value"]
         hostname = str(hosts[0]) if len(hosts) else meta.get("EXPORT_HOST")
     out: dict[str, pa.Table] = {k: f.to_arrow() for k, f in tables_read.items() if f is not None}
-    warnings += x.warnings
+    warnings += m.warnings + x.warnings
     drop_reversed_intervals(out, warnings)
     unique_lookups(out, warnings)
     starts, ends = zip(trace_span(out), skipped_span)

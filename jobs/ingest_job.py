@@ -38,6 +38,7 @@ class FileOutcome:
     error: str | None = None
     error_kind: ErrorKind | None = None  # with status 'error' or 'skipped': what kind of failure (ingest/errors.py)
     warnings: tuple[str, ...] = ()
+    truncated: bool = False  # with status 'ok': the file was cut short, its rows are those before the cut
 
 
 def _calling_context(result) -> dict:
@@ -94,13 +95,17 @@ def _each_file(paths: list[str], one: Callable[[str], FileOutcome],
     return outcomes
 
 
-def _outcome(path: str, make: Callable[[], tuple[int, str, list[str]]]) -> FileOutcome:
-    """Run make() -> (events, trace_id, warnings) for one file; any failure becomes the outcome's
+def _truncated(result) -> bool:
+    return bool(result.tables["traces"].column("is_truncated")[0].as_py())
+
+
+def _outcome(path: str, make: Callable[[], tuple[int, str, list[str], bool]]) -> FileOutcome:
+    """Run make() -> (events, trace_id, warnings, truncated) for one file; any failure becomes the outcome's
     one-line error, so that a bad file never stops the batch."""
     t0 = time.perf_counter()
     shown = path_text(path)
     try:
-        events, trace_id, warnings = make()
+        events, trace_id, warnings, truncated = make()
     except TraceError as e:
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0, error=str(e), error_kind=e.kind)
     except OSError as e:
@@ -110,7 +115,8 @@ def _outcome(path: str, make: Callable[[], tuple[int, str, list[str]]]) -> FileO
         return FileOutcome(shown, "error", seconds=time.perf_counter() - t0,
                            error=f"{shown}: internal error while writing the trace: {error_line(e, 300)}",
                            error_kind=ErrorKind.INTERNAL)
-    return FileOutcome(shown, "ok", trace_id, events, time.perf_counter() - t0, warnings=tuple(warnings))
+    return FileOutcome(shown, "ok", trace_id, events, time.perf_counter() - t0, warnings=tuple(warnings),
+                       truncated=truncated)
 
 
 def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[str] | None = None,
@@ -129,7 +135,7 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[
             for built in _analysis_tables(result, needed):
                 writer.write(built)
             writer.hold() if hold else writer.publish()
-        return result.event_count, result.trace_id, result.warnings
+        return result.event_count, result.trace_id, result.warnings, _truncated(result)
 
     return _outcome(path, make)
 
@@ -171,7 +177,7 @@ def read_in_memory(paths: list[str], needed: set[str], analyses: Executor, limit
             tables[result.trace_id] = {name: conform(name, t) for name, t in result.tables.items() if name in needed}
             building[result.trace_id] = [analyses.submit(build, result) for build in builds]
             # an analysis that fails adds its warning to result.warnings, after this outcome is made
-            return result.event_count, result.trace_id, result.warnings
+            return result.event_count, result.trace_id, result.warnings, _truncated(result)
 
         return _outcome(path, make)
 

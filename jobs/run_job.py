@@ -5,7 +5,8 @@ atomically) run in a process pool; the derivation step that follows publishes ea
 derived tables (lake/derive.py), so that a reader never sees one without the other. The run is
 incremental: the lake's own `traces` table says which file (path and content hash) each trace came
 from, so an unchanged file is skipped, a changed one is re-ingested and replaces its old trace, and
---prune drops traces whose file is gone.
+--prune drops traces whose file is gone. A file whose bytes the lake or the run already holds under
+another path is not read: it is an alias of that trace (lake/aliases.py).
 Because the lake is the only state, a run killed at any point (even kill -9) leaves nothing that
 a re-run does not clean up (layout.prepare_for_writing) or redo.
 """
@@ -20,11 +21,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ..ingest.discover import discover
+from ..ingest.errors import TraceError
+from ..ingest.identity import file_sha256
 from ..ingest.printable import path_text
-from ..ingest.reading import Limits
-from ..lake import compact, cores, derive, format_version
+from ..ingest.reading import Limits, is_regular
+from ..lake import aliases, compact, cores, derive, format_version
 from ..lake.database import update_database
-from ..lake.layout import delete_trace, lake_index, loose_trace_ids, note_replaces, prepare_for_writing
+from ..lake.layout import complete_trace_ids, delete_trace, lake_index, loose_trace_ids, note_replaces, prepare_for_writing
 from ..lake.lock import writes_lake
 from . import derive_job
 from .ingest_job import FileOutcome, held_unchanged, ingest_one, skip_if_no_trace
@@ -47,6 +50,58 @@ class RunSummary:
 
     def count(self, status: str) -> int:
         return sum(f["status"] == status for f in self.files)
+
+
+def _copies_apart(todo: list[str], held: dict[str, tuple[str, str]],
+                  outdated: dict[str, list[str]]) -> tuple[list[str], dict[str, tuple[str, str | None, str | None]]]:
+    """(the files to read, the copies: path -> (content_sha256, the trace the lake holds of the same
+    bytes or None, the file of this run read for them or None)). A file whose bytes equal
+    a trace of the lake (current in format) or an earlier file of `todo` is a copy, not read."""
+    by_content = {sha: trace_id for sha, trace_id in held.values() if trace_id not in outdated}
+    first: dict[str, str] = {}
+    read, copies = [], {}
+    for path in todo:
+        try:
+            sha = file_sha256(path) if is_regular(path) else None
+        except TraceError:
+            sha = None  # (reading it says what is wrong)
+        if sha is not None and sha in by_content:
+            copies[path] = (sha, by_content[sha], None)
+        elif sha is not None and sha in first:
+            copies[path] = (sha, None, first[sha])
+        else:
+            read.append(path)
+            if sha is not None:
+                first[sha] = path
+    return read, copies
+
+
+def _record_copies(lake: Path, copies: dict, first_read: dict[str, FileOutcome], prune: bool,
+                   summary: RunSummary, on_outcome: Callable) -> None:
+    """Each copy's outcome: 'alias' of the trace of its bytes (recorded in the lake's aliases), or
+    the outcome of the file read for them when that one failed (the same bytes fail the same way).
+    An alias whose file was read this run (it changed) is one no more; with `prune`, nor one whose
+    file is gone."""
+    current = aliases.read(lake, set(complete_trace_ids(lake)))
+    for path in list(current):
+        if path in first_read or (prune and not os.path.exists(path)):
+            del current[path]
+    for path, (sha, trace_id, original) in copies.items():
+        shown = path_text(path)
+        if trace_id is None:
+            first = first_read[path_text(original)]
+            if first.status != "ok":
+                outcome = FileOutcome(shown, first.status, error=(first.error or "").replace(first.path, shown, 1),
+                                      error_kind=first.error_kind)
+                summary.files.append(asdict(outcome))
+                on_outcome(outcome, len(summary.files), len(summary.files))
+                continue
+            trace_id = first.trace_id
+        current[shown] = (sha, trace_id)
+        outcome = FileOutcome(shown, "alias", trace_id)
+        summary.files.append(asdict(outcome))
+        on_outcome(outcome, len(summary.files), len(summary.files))
+    aliases.write(lake, current)
 
 
 def _task(path: str, lake: str, limits: Limits | None) -> FileOutcome:
@@ -104,7 +159,8 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     t0 = time.perf_counter()
     workers = jobs or cores.threads()
     lake = prepare_for_writing(Path(out) / "lake")
-    known = lake_index(lake)
+    held = lake_index(lake)
+    known = {**aliases.read(lake, {trace_id for _, trace_id in held.values()}), **held}
     outdated = format_version.outdated(lake)  # written without what this version reads: read again
     files = [os.path.abspath(p) for p in discover(paths)]
     summary = RunSummary(str(lake.resolve()))
@@ -114,6 +170,7 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
             summary.files.append(asdict(FileOutcome(path_text(path), "unchanged", trace_id)))
         else:
             todo.append(path)
+    todo, copies = _copies_apart(todo, held, outdated)
     gone_from = set()  # folders that lost a trace: their runs' other ranks are derived again
     if prune:
         present = {path_text(f) for f in files}
@@ -125,14 +182,17 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     kept = summary.count("unchanged")
     on_stage(f"ingest: {len(todo)} file{'s' * (len(todo) != 1)} to read" + (f", {kept} unchanged" if kept else ""))
     done = 0
+    first_read: dict[str, FileOutcome] = {}
     for outcome in _execute(todo, lake, workers, executor, scheduler, limits):
         skip_if_no_trace(outcome)
-        if outcome.status == "ok" and outcome.path in known and known[outcome.path][1] != outcome.trace_id:
-            note_replaces(lake, outcome.trace_id, known[outcome.path][1])  # the file changed: its old trace
-            gone_from.add(os.path.dirname(outcome.path))                   # goes when the new one comes
+        if outcome.status == "ok" and outcome.path in held and held[outcome.path][1] != outcome.trace_id:
+            note_replaces(lake, outcome.trace_id, held[outcome.path][1])  # the file changed: its old trace
+            gone_from.add(os.path.dirname(outcome.path))                  # goes when the new one comes
         done += 1
         on_outcome(outcome, done, len(todo))
         summary.files.append(asdict(outcome))
+        first_read[outcome.path] = outcome
+    _record_copies(lake, copies, first_read, prune, summary, on_outcome)
     # the materialized views of the new traces and of their runs' other ranks, in the same workers
     fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
     t_derive = time.perf_counter()

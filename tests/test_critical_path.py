@@ -344,3 +344,11 @@ def test_report_shows_the_path_and_the_whatif(tiny_lake):
     assert 'data-section="critical_path"' in html and '<figure data-chart="critical_path">' in html
     assert "GPU compute 2x faster" in html and "bound by" in html
     assert all(str(escape(r["definition"])) in html for r in rows)  # each scenario says what it removes
+
+
+def test_steps_and_the_critical_path_spell_a_step_alike(sample_con):
+    """Each step of the critical path is a step of `steps`, under the same name (NVTX ':step 3')."""
+    path = set(sample_con.execute("SELECT trace_id, step FROM critical_path_summary WHERE step <> '(trace)'").fetchall())
+    assert any(t.startswith("nsys-") for t, _ in path), "no Nsight step to compare"
+    steps = set(sample_con.execute("SELECT trace_id, step FROM steps").fetchall())
+    assert path <= steps, sorted(path - steps)[:3]

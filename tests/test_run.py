@@ -68,6 +68,45 @@ def test_incremental_runs(tmp_path, capsys):
     assert sources == {"pytorch", "nsys"}  # the changed file's old trace is gone, its new one is in
 
 
+def test_identical_files_are_one_trace_and_the_copies_its_aliases(tmp_path, capsys):
+    src = tmp_path / "traces"
+    for folder in ("a", "b"):
+        (src / folder).mkdir(parents=True)
+        shutil.copy(MNIST, src / folder / MNIST.name)  # the same name and bytes in two folders
+    shutil.copy(MNIST, src / "a" / "renamed.pt.trace.json.gz")  # the same bytes under another name
+    shutil.copy(MLP, src / "a" / MLP.name)
+    out = tmp_path / "out"
+    args = [str(src), "--out", str(out), "--no-reports"]
+    code, first = _run_json(args, capsys)
+    by_path = {Path(f["path"]).relative_to(src).as_posix(): f for f in first["files"]}
+    assert code == 0 and sorted(f["status"] for f in by_path.values()) == ["alias", "alias", "ok", "ok"]
+    copies = [f"a/{MNIST.name}", f"b/{MNIST.name}", "a/renamed.pt.trace.json.gz"]
+    (read,) = [p for p in copies if by_path[p]["status"] == "ok"]  # the first the run finds
+    assert {by_path[p]["trace_id"] for p in copies} == {by_path[read]["trace_id"]}
+    con = connect(out / "lake")
+    paths = sorted(p for (p,) in con.execute("SELECT path FROM traces").fetchall())
+    con.close()
+    assert paths == sorted([str(src / read), str(src / "a" / MLP.name)])
+
+    code, again = _run_json(args, capsys)  # nothing changed: nothing is read, the paths stay
+    assert code == 0 and set(_statuses(again).values()) == {"unchanged"}
+    assert {Path(f["path"]).relative_to(src).as_posix(): f["trace_id"] for f in again["files"]} == \
+        {p: f["trace_id"] for p, f in by_path.items()}
+
+    # copies change: one becomes the MLP's bytes (an alias of its trace), one new bytes (read); the
+    # trace they were copies of stays
+    changed = [p for p in copies if p != read]
+    shutil.copy(MLP, src / changed[0])
+    shutil.copy(RESNET, src / changed[1])
+    code, third = _run_json(args, capsys)
+    third_by_path = {Path(f["path"]).relative_to(src).as_posix(): f for f in third["files"]}
+    assert (third_by_path[changed[0]]["status"], third_by_path[changed[0]]["trace_id"]) == \
+        ("alias", by_path[f"a/{MLP.name}"]["trace_id"])
+    assert third_by_path[changed[1]]["status"] == "ok"
+    ids = _lake_state(out / "lake")["ids"]
+    assert len(ids) == 3 and by_path[read]["trace_id"] in ids
+
+
 def test_non_traces_are_skipped_and_bad_traces_fail_and_the_reports_list_them(tmp_path, capsys):
     src = tmp_path / "in"
     src.mkdir()
@@ -175,3 +214,21 @@ def test_progress_on_a_terminal_counts_pages_with_the_time_left(tmp_path):
     shown = [part.replace("\x1b[K", "") for part in seen.decode().replace("\r\n", "\n").split("\r")]
     assert any(s.startswith("reports: 1/2 pages, about ") for s in shown) and "reports: 2/2 pages" in shown, shown
     assert any(s.startswith("2 ok in ") for s in shown), shown
+
+
+def test_progress_lines_keep_status_and_path_apart():
+    import io
+
+    from tracelake.cli.progress import Progress
+    from tracelake.jobs.ingest_job import FileOutcome
+
+    stream = io.StringIO()
+    progress = Progress(stream=stream)
+    progress.update(FileOutcome("/t/notes.json", "skipped", error="/t/notes.json: not a trace"), 1, 3)
+    progress.update(FileOutcome("/t/b/x.json", "alias", "x-0123456789"), 2, 3)
+    progress.update(FileOutcome("/t/a/x.json", "unchanged", "x-0123456789"), 3, 3)
+    assert stream.getvalue().splitlines() == [
+        "skip   /t/notes.json: not a trace",
+        "alias  /t/b/x.json = x-0123456789 (the same bytes: not read again)",
+        "unchanged /t/a/x.json",
+    ]

@@ -171,3 +171,16 @@ def test_csv_writes_list_and_struct_values_as_json(sample_lake, capsys):
     assert main(["stats", str(MNIST), "--report", "trace_summary", "--format", "csv"]) == 0
     (row,) = csv.DictReader(io.StringIO(capsys.readouterr().out))
     assert json.loads(row["gpu_names"]) == ["NVIDIA H100 80GB HBM3"]
+
+
+def test_a_file_cut_short_says_what_ingest_says_and_fails(tmp_path, capsys):
+    data = MNIST.read_bytes()
+    cut = tmp_path / "cut.pt.trace.json.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    assert main(["ingest", str(cut), "--lake", str(tmp_path / "lake")]) == 0
+    said_by_ingest = [line.split("warning: ", 1)[1] for line in capsys.readouterr().out.splitlines()
+                      if "warning: " in line]
+    assert any("cut short" in w for w in said_by_ingest)
+    assert main(["stats", str(cut), "--report", "kernel_summary"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"error  {cut}: {w}" for w in said_by_ingest]

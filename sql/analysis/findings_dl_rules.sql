@@ -2,8 +2,10 @@
 --
 -- finding_tensor_core_alignment: matrix multiplies whose matrix dimensions are not
 -- multiples of what Tensor Cores need (8 for fp16/bf16, 4 for fp32 via TF32, 16 for
--- int8), from the operator's recorded input shapes (PyTorch record_shapes). One row
--- per operator and distinct input shapes; start and duration are the first call's.
+-- int8), from the operator's recorded input shapes (PyTorch record_shapes). The rows
+-- M of the first matrix are exempt when fewer than the multiple (a decode step's M=1 is
+-- no padding problem). One row per operator and distinct input shapes; start and
+-- duration are the first call's.
 --
 -- depends: step_phases, cpu_op_inputs, cpu_ops, kernels, devices, kernel_launch_summary, temporal_breakdown,
 --          steps, api, memcpy, stragglers, rank_runs
@@ -34,14 +36,16 @@ matrices AS (
 checked AS (
     SELECT *, CASE WHEN dtype IN ('c10::Half', 'c10::BFloat16') THEN 8
                    WHEN dtype = 'float' THEN 4
-                   WHEN dtype IN ('signed char', 'c10::qint8', 'int8') THEN 16 END AS align
+                   WHEN dtype IN ('signed char', 'c10::qint8', 'int8') THEN 16 END AS align,
+           arg = min(arg) OVER (PARTITION BY trace_id, op_id) AS is_first
     FROM matrices
 ),
 bad AS (
     SELECT DISTINCT trace_id, op_id, name, dims, dtype, align
     FROM checked
     WHERE align IS NOT NULL
-      AND (shape[len(shape)] % align <> 0 OR shape[len(shape) - 1] % align <> 0)
+      AND (shape[len(shape)] % align <> 0
+           OR (shape[len(shape) - 1] % align <> 0 AND NOT (is_first AND shape[len(shape) - 1] < align)))
 ),
 on_gpu AS (
     -- only operators that launched GPU kernels (same External id)

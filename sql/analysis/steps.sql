@@ -8,17 +8,23 @@
 --      range is the step, unless every process of the run is periodic: its GPU work inside
 --      the range repeats with 3+ steady periods (gpu_periods) and the kernels that start
 --      within those periods hold at least half of the kernel time in the range (an
---      inference loop inside one ProfilerStep); then the periods are the steps;
+--      inference loop inside one ProfilerStep); then the periods are the steps. A serving
+--      engine's iteration ('vllm', 'sglang') that matched once stays the step: periods
+--      inside one decode iteration are layers, not iterations;
 --   3. else (no markers) the periods, when every process of the run is periodic (the same
 --      test over all its kernels); else the run has no steps.
 -- The kernels counted are those gpu_periods counts ('replay' and 'eager', unless the
 -- process ran no others). The rules:
 --   'profiler_step'   ranges named 'ProfilerStep#12', 'step 3', 'step_3';
---   'vllm'            vLLM's per-iteration range 'execute_context_N(T)_generation_M(T)'
---                     (v1 GPU worker), or 'execute_model' ranges (older engines);
---   'sglang'          SGLang's scheduler iterations: the Python frames of
---                     'sglang/srt/managers/scheduler.py(N): run_batch' (SGLang records no
---                     per-iteration range; its profiler records Python stacks by default);
+--   'vllm'            vLLM's per-iteration range 'execute_context_N(T)_generation_M(T)' or
+--                     'execute_I_context_N(...)_generation_M(...)' (v1 GPU worker), or
+--                     'execute_model' ranges (older engines);
+--   'sglang'          SGLang's scheduler iterations: its ranges 'step[DECODE bs=32]',
+--                     'step[EXTEND bs=2 toks=107]' (also PREFILL, MIXED, IDLE); in a process
+--                     without them, the Python frames of 'sglang/srt/managers/scheduler.py(N):
+--                     run_batch', or of '_run_batch_inner' where no run_batch frame encloses it
+--                     (older builds record no per-iteration range; their profiler records
+--                     Python stacks by default);
 --   'record_function' plain record_function / NVTX loops: 'iteration', 'request_3',
 --                     'iteration 7', 'iter#2', 'decode_5', 'prefill 1', 'generate_0',
 --                     'forward_4', 'infer 9', 'inference_2', 'batch_11', 'token 3' (the
@@ -60,7 +66,8 @@
 --
 -- @column priority  Order (1 = tried first).
 -- @column rule      Rule name (steps.step_rule).
--- @column source    'range' (annotations and NVTX ranges) or 'python' (Python frames).
+-- @column source    'range' (annotations and NVTX ranges), 'python' (Python frames) or both
+--                   ('range, python').
 -- @column pattern   Regular expression, case-insensitive, on the range name (NVTX domain
 --                   prefix removed) or the frame label.
 -- @column meaning   Which tool writes such markers.
@@ -74,7 +81,7 @@ CREATE OR REPLACE VIEW step_rules AS
 SELECT priority, rule, source, step_rule_pattern(rule) AS pattern, meaning FROM (VALUES
     (1, 'profiler_step', 'range', 'torch.profiler schedule steps (prof.step()); training loops'),
     (2, 'vllm', 'range', 'vLLM engine iterations (v1 GPU worker profile annotation; older execute_model)'),
-    (3, 'sglang', 'python', 'SGLang scheduler iterations (Python stacks, on by default in its profiler)'),
+    (3, 'sglang', 'range, python', 'SGLang scheduler iterations (step[DECODE bs=N] ranges; else the Python stacks, on by default in its profiler)'),
     (4, 'record_function', 'range', 'plain record_function / NVTX loops, one numbered range per request or iteration')
 ) AS r(priority, rule, source, meaning);
 
@@ -87,16 +94,30 @@ ranges AS (
     SELECT trace_id, pid, range AS step, start_ns, end_ns, 'a' || annotation_id AS step_key,
            CASE WHEN regexp_matches(name, step_rule_pattern('profiler_step'), 'i') THEN 'profiler_step'
                 WHEN regexp_matches(name, step_rule_pattern('vllm'), 'i') THEN 'vllm'
+                WHEN regexp_matches(name, step_rule_pattern('sglang'), 'i') THEN 'sglang'
                 WHEN regexp_matches(name, step_rule_pattern('record_function'), 'i') THEN 'record_function'
            END AS rule
     FROM named
-    UNION ALL
-    SELECT trace_id, pid, name, start_ns, end_ns, 'f' || frame_id, 'sglang'
+),
+frames AS (
+    -- SGLang's scheduler frames, in processes without its step[...] ranges; the outermost frame
+    -- of an iteration (run_batch, or _run_batch_inner where no run_batch encloses it)
+    SELECT trace_id, pid, tid, name, start_ns, end_ns, frame_id, function
     FROM python_frames
-    WHERE function = 'run_batch' AND regexp_matches(name, step_rule_pattern('sglang'), 'i')
+    WHERE function IN ('run_batch', '_run_batch_inner') AND regexp_matches(name, step_rule_pattern('sglang'), 'i')
+      AND (trace_id, pid) NOT IN (SELECT (trace_id, pid) FROM ranges WHERE rule = 'sglang')
+),
+marker_windows AS (
+    SELECT * FROM ranges
+    UNION ALL
+    SELECT f.trace_id, f.pid, f.name, f.start_ns, f.end_ns, 'f' || f.frame_id, 'sglang'
+    FROM frames f
+    WHERE f.function = 'run_batch'
+       OR NOT EXISTS (SELECT 1 FROM frames o WHERE o.function = 'run_batch' AND o.trace_id = f.trace_id
+                      AND o.pid = f.pid AND o.tid = f.tid AND o.start_ns <= f.start_ns AND o.end_ns >= f.end_ns)
 ),
 ruled AS (
-    SELECT r.*, u.priority FROM ranges r JOIN step_rules u USING (rule)
+    SELECT r.*, u.priority FROM marker_windows r JOIN step_rules u USING (rule)
 ),
 runs AS (
     SELECT t.trace_id, coalesce(r.run_id, t.trace_id) AS run_id
@@ -115,9 +136,11 @@ marked AS (
     FROM matches GROUP BY ALL
 ),
 unrepeated AS (
-    -- traces whose run has no rule repeating in a process: the only ones whose periodicity matters
+    -- traces whose run has no rule repeating in a process, nor a serving engine's single
+    -- iteration: the only ones whose periodicity matters
     SELECT trace_id, run_id FROM runs
-    WHERE run_id NOT IN (SELECT run_id FROM marked WHERE repeats)
+    WHERE run_id NOT IN (SELECT run_id FROM marked JOIN step_rules USING (priority)
+                         WHERE repeats OR rule IN ('vllm', 'sglang'))
 ),
 single AS (
     -- the range of the rule that matched once, per process

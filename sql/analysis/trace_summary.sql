@@ -11,7 +11,7 @@
 -- @column rank            Distributed rank (NULL when the trace does not say).
 -- @column duration_ns     Span of the trace (ns).
 -- @column is_truncated    True when the file was cut and only complete events were read.
--- @column gpu_names       Names of the GPUs that ran its kernels (sorted).
+-- @column gpu_names       Names of the GPUs that ran its kernels (sorted; unnamed ones left out).
 -- @column idle_pct        temporal_breakdown.idle_pct, mean over the processes (%).
 -- @column compute_pct     temporal_breakdown.compute_pct, mean over the processes (%).
 -- @column memcpy_pct      temporal_breakdown.memcpy_pct, mean over the processes (%).
@@ -28,7 +28,7 @@ WITH breakdown AS (
     FROM temporal_breakdown GROUP BY trace_id
 ),
 gpus AS (
-    SELECT k.trace_id, list(DISTINCT d.name ORDER BY d.name) AS gpu_names
+    SELECT k.trace_id, list(DISTINCT d.name ORDER BY d.name) FILTER (WHERE d.name <> '') AS gpu_names
     FROM (SELECT DISTINCT trace_id, device_id FROM kernels) k JOIN devices d USING (trace_id, device_id)
     GROUP BY k.trace_id
 ),

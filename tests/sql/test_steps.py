@@ -39,3 +39,58 @@ def test_steps(con):
         (":step 3", 2, 2_000, 2_500, 500, 0, 500, 100.0, 0, 0, 0, 0),
     ]
     assert rows(con, "SELECT step FROM steps_matching('^forward$')") == [("forward",)]
+
+
+PYTHON_FRAME = ["trace_id", "frame_id", "pid", "tid", "start_ns", "end_ns", "name", "function"]
+SCHEDULER = "/usr/lib/python3/site-packages/sglang/srt/managers/scheduler.py(1201): "
+
+
+def _layers(n: int, period_ns: int = 16_000) -> list[tuple]:
+    """Kernels of one decode iteration: n layers of the same two kernels, one layer per period."""
+    return [k for i in range(n) for k in (("t", 1, 0, 7, 1_000 + i * period_ns, 6_000 + i * period_ns, "attn"),
+                                          ("t", 1, 0, 7, 7_000 + i * period_ns, 15_000 + i * period_ns, "mlp"))]
+
+
+def _one_range(con, name: str) -> list[tuple]:
+    given(con, "traces", ["trace_id", "end_ns"], [("t", 500_000)])
+    given(con, "annotations", ANNOTATION, [("t", 1, 1, 11, 0, 474_000, name, "user_annotation", False)])
+    given(con, "kernels", KERNEL, _layers(28))
+    load_sql(con, "analysis/steps.sql")
+    return rows(con, "SELECT step, step_rule, start_ns, end_ns FROM steps ORDER BY start_ns")
+
+
+def test_one_serving_iteration_is_one_step_not_its_layers(con):
+    assert _one_range(con, "step[DECODE bs=32]") == [("step[DECODE bs=32]", "sglang", 0, 474_000)]
+
+
+def test_one_profiler_step_of_layers_still_gives_the_periods(con):
+    """The control of the test above: the same kernels in one ProfilerStep are cut into periods."""
+    got = _one_range(con, "ProfilerStep#1")
+    assert len(got) >= 3 and {r[1] for r in got} == {"periodicity"}
+
+
+def test_serving_engine_range_names(con):
+    """An SGLang trace ('s') and a vLLM one ('v'), each with its engine's names of two iterations."""
+    given(con, "traces", ["trace_id", "end_ns"], [("s", 10_000), ("v", 10_000)])
+    names = {1: "step[EXTEND bs=2 toks=107]", 2: "step[DECODE bs=2]",
+             3: "execute_1_context_3(sq128sk256sqsq1sqsk1)_generation_2(sq1sk300sqsq1sqsk1)",
+             4: "execute_2_context_0()_generation_2(sq1sk301sqsq1sqsk1)"}
+    given(con, "annotations", ANNOTATION, [("s" if i < 3 else "v", i, 1, 11, i * 1_000, i * 1_000 + 500, name,
+                                            "user_annotation", False) for i, name in names.items()])
+    load_sql(con, "analysis/steps.sql")
+    assert rows(con, "SELECT trace_id, step, step_rule FROM steps ORDER BY start_ns") == [
+        ("s", names[1], "sglang"), ("s", names[2], "sglang"), ("v", names[3], "vllm"), ("v", names[4], "vllm")]
+
+
+def test_sglang_scheduler_frames_outermost_only(con):
+    given(con, "traces", ["trace_id", "end_ns"], [("t", 10_000)])
+    given(con, "python_frames", PYTHON_FRAME, [
+        ("t", 1, 1, 11, 0, 900, SCHEDULER + "_run_batch_inner", "_run_batch_inner"),  # a build without run_batch
+        ("t", 2, 1, 11, 1_000, 1_900, SCHEDULER + "_run_batch_inner", "_run_batch_inner"),
+        ("t", 3, 2, 21, 0, 900, SCHEDULER + "run_batch", "run_batch"),                # run_batch encloses the inner
+        ("t", 4, 2, 21, 10, 800, SCHEDULER + "_run_batch_inner", "_run_batch_inner"),
+        ("t", 5, 2, 21, 1_000, 1_900, SCHEDULER + "run_batch", "run_batch"),
+    ])
+    load_sql(con, "analysis/steps.sql")
+    assert rows(con, "SELECT pid, start_ns, end_ns, step_rule FROM steps ORDER BY pid, start_ns") == [
+        (1, 0, 900, "sglang"), (1, 1_000, 1_900, "sglang"), (2, 0, 900, "sglang"), (2, 1_000, 1_900, "sglang")]
