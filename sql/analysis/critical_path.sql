@@ -41,7 +41,7 @@ WHERE e.path_order IS NOT NULL;
 -- The path can be shorter than the step range, which also covers profiler and host
 -- bookkeeping between steps that nothing waits on.
 --
--- depends: cp_edges, cp_steps, traces
+-- depends: cp_edges, cp_steps, cp_nodes, traces
 --
 -- @column trace_id             Trace.
 -- @column rank                 Distributed rank (NULL when unknown).
@@ -58,7 +58,14 @@ WHERE e.path_order IS NOT NULL;
 -- @column communication_ns     Communication (NCCL/RCCL) kernels (ns).
 -- @column memcpy_ns            Memcpy and memset (ns).
 -- @column sync_wait_ns         GPU operation end -> the waiting CPU call's return (ns).
--- @column bound_by             The class with the most time on the path.
+-- @column blocked_sync_ns      Of cpu_ns, the host's time inside calls that wait for the GPU
+--                              (cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventSynchronize,
+--                              the driver's, and copies to the host as in .item()) (ns).
+-- @column blocked_copy_ns      Of cpu_ns, the host's time inside other copy calls (a copy from
+--                              pageable memory blocks the host until it is done) (ns).
+-- @column bound_by             What bounds the step: the class with the most time on the path,
+--                              the host's time inside waiting calls counted as 'sync_wait'
+--                              (blocked_sync_ns) and 'memcpy' (blocked_copy_ns), not as 'cpu'.
 -- @column path_pct_of_step     path_ns / step_ns x 100.
 -- @column is_lower_bound       True when the trace has no GPU synchronization events: CPU
 --                              waits on the GPU are unseen, so the path may be longer.
@@ -76,6 +83,24 @@ WITH by_class AS (
     FROM cp_edges
     WHERE path_order IS NOT NULL
     GROUP BY ALL
+),
+blocked AS (
+    -- the path's host time inside a call that waits: for the GPU (a sync call, or a copy to the
+    -- host: the copy op of the same correlation id runs Device-to-Host) or for a copy
+    SELECT e.trace_id, e.step_id,
+           CAST(sum(e.weight_ns) FILTER (WHERE regexp_matches(n.name, '^cu(da)?(Device|Stream|Event|Ctx)Synchronize')
+                                          OR regexp_matches(coalesce(o.name, ''), 'DtoH|Device-to-Host')) AS BIGINT)
+               AS blocked_sync_ns,
+           CAST(sum(e.weight_ns) FILTER (WHERE regexp_matches(n.name, '^cu(da)?Memcpy')
+                                          AND NOT regexp_matches(coalesce(o.name, ''), 'DtoH|Device-to-Host')) AS BIGINT)
+               AS blocked_copy_ns
+    FROM cp_edges e
+    JOIN cp_nodes n ON n.trace_id = e.trace_id AND n.node_id = 2 * e.event_id
+    LEFT JOIN cp_nodes o ON o.trace_id = n.trace_id AND o.is_start AND o.kind = 'memcpy'
+                        AND o.correlation_id = n.correlation_id AND o.pid IS NOT DISTINCT FROM n.pid
+    WHERE e.path_order IS NOT NULL AND e.class = 'cpu' AND e.edge_type = 'operator' AND n.kind = 'call'
+      AND regexp_matches(n.name, '^cu(da)?((Device|Stream|Event|Ctx)Synchronize|Memcpy)')
+    GROUP BY ALL
 )
 SELECT s.trace_id, t.rank, s.pid, s.step, s.step_index, s.end_ns - s.start_ns AS step_ns, s.path_ns,
        coalesce(c.cpu_ns, 0) AS cpu_ns, coalesce(c.data_loading_ns, 0) AS data_loading_ns,
@@ -83,21 +108,25 @@ SELECT s.trace_id, t.rank, s.pid, s.step, s.step_index, s.end_ns - s.start_ns AS
        coalesce(c.kernel_to_kernel_ns, 0) AS kernel_to_kernel_ns, coalesce(c.gpu_compute_ns, 0) AS gpu_compute_ns,
        coalesce(c.communication_ns, 0) AS communication_ns, coalesce(c.memcpy_ns, 0) AS memcpy_ns,
        coalesce(c.sync_wait_ns, 0) AS sync_wait_ns,
+       coalesce(b.blocked_sync_ns, 0) AS blocked_sync_ns, coalesce(b.blocked_copy_ns, 0) AS blocked_copy_ns,
        CASE WHEN s.path_ns > 0 THEN
-           [x.k FOR x IN list_sort([{'ns': c.cpu_ns, 'k': 'cpu'},
+           [x.k FOR x IN list_sort([{'ns': c.cpu_ns - coalesce(b.blocked_sync_ns, 0) - coalesce(b.blocked_copy_ns, 0),
+                                     'k': 'cpu'},
                                     {'ns': c.data_loading_ns, 'k': 'data_loading'},
                                     {'ns': c.launch_overhead_ns, 'k': 'launch_overhead'},
                                     {'ns': c.kernel_to_kernel_ns, 'k': 'kernel_to_kernel'},
                                     {'ns': c.gpu_compute_ns, 'k': 'gpu_compute'},
                                     {'ns': c.communication_ns, 'k': 'communication'},
-                                    {'ns': c.memcpy_ns, 'k': 'memcpy'},
-                                    {'ns': c.sync_wait_ns, 'k': 'sync_wait'}], 'DESC')][1]
+                                    {'ns': c.memcpy_ns + coalesce(b.blocked_copy_ns, 0), 'k': 'memcpy'},
+                                    {'ns': c.sync_wait_ns + coalesce(b.blocked_sync_ns, 0), 'k': 'sync_wait'}],
+                                   'DESC')][1]
        END AS bound_by,
        100.0 * s.path_ns / nullif(s.end_ns - s.start_ns, 0) AS path_pct_of_step,
        NOT s.has_sync_events AS is_lower_bound
 FROM cp_steps s
 JOIN traces t ON t.trace_id = s.trace_id
 LEFT JOIN by_class c ON c.trace_id = s.trace_id AND c.step_id = s.step_id
+LEFT JOIN blocked b ON b.trace_id = s.trace_id AND b.step_id = s.step_id
 WHERE s.path_ok;
 
 -- critical_path_ops: the operators, API calls and GPU operations that put the most time on

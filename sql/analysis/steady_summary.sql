@@ -10,7 +10,8 @@
 --   carry the rest);
 --   mfu_pct: the median of mfu.mfu_pct over the steady steps;
 --   bound_by: the critical-path class (critical_path_summary) with the most time on the
---   steady steps' paths, summed over them.
+--   steady steps' paths, summed over them, the host's time inside waiting calls counted as
+--   'sync_wait' and 'memcpy' (critical_path_summary.bound_by).
 --
 -- depends: steady_state, steps, step_phases, largest_gpu_gaps, mfu, critical_path_summary, traces
 --
@@ -83,17 +84,18 @@ path AS (
     SELECT c.trace_id, c.pid, sum(c.path_ns) AS path_ns,
            sum(c.cpu_ns) AS cpu, sum(c.data_loading_ns) AS data_loading, sum(c.launch_overhead_ns) AS launch_overhead,
            sum(c.kernel_to_kernel_ns) AS kernel_to_kernel, sum(c.gpu_compute_ns) AS gpu_compute,
-           sum(c.communication_ns) AS communication, sum(c.memcpy_ns) AS memcpy, sum(c.sync_wait_ns) AS sync_wait
+           sum(c.communication_ns) AS communication, sum(c.memcpy_ns) AS memcpy, sum(c.sync_wait_ns) AS sync_wait,
+           sum(c.blocked_sync_ns) AS blocked_sync, sum(c.blocked_copy_ns) AS blocked_copy
     FROM critical_path_summary c
     JOIN steady_steps s ON s.trace_id = c.trace_id AND s.pid = c.pid AND s.step_index = c.step_index
     GROUP BY ALL
 ),
 path_classes AS (
     SELECT trace_id, pid, path_ns, unnest([
-        {'k': 'cpu', 'ns': cpu}, {'k': 'data_loading', 'ns': data_loading},
+        {'k': 'cpu', 'ns': cpu - blocked_sync - blocked_copy}, {'k': 'data_loading', 'ns': data_loading},
         {'k': 'launch_overhead', 'ns': launch_overhead}, {'k': 'kernel_to_kernel', 'ns': kernel_to_kernel},
         {'k': 'gpu_compute', 'ns': gpu_compute}, {'k': 'communication', 'ns': communication},
-        {'k': 'memcpy', 'ns': memcpy}, {'k': 'sync_wait', 'ns': sync_wait}]) AS c
+        {'k': 'memcpy', 'ns': memcpy + blocked_copy}, {'k': 'sync_wait', 'ns': sync_wait + blocked_sync}]) AS c
     FROM path
 ),
 bound AS (
