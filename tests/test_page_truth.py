@@ -131,7 +131,10 @@ def test_summary_describes_the_steady_steps(sample_pages, _sample_db):
         assert page.sections[0] == "summary", trace_id
         truth = _steady_truth(con, trace_id)
         if truth is None:
-            whole = con.execute("SELECT idle_pct FROM trace_summary WHERE trace_id = ?", [trace_id]).fetchone()[0]
+            # without steps: idle over the trace's span, not the GPU's active range
+            whole = con.execute("""SELECT avg(100.0 * (t.duration_ns - b.busy_ns) / t.duration_ns)
+                                   FROM temporal_breakdown b JOIN traces t USING (trace_id)
+                                   WHERE trace_id = ?""", [trace_id]).fetchone()[0]
             assert float(page.metrics["gpu_idle_pct"]) == pytest.approx(whole)
             continue
         checked += 1
