@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import statistics
 from pathlib import Path
 
 import pytest
 from conftest import REPO, ingested
+from tracelake.analysis.critpath_graph import LIFECYCLE_CALLS
 
 RECORDED = REPO / "tests" / "recorded"
 ODD = "torch-2.11_ops-odd-sizes_h100"
@@ -178,3 +180,33 @@ def test_mfu_over_100_pct_is_unreliable_not_a_number(ahead_con):
     finally:
         ahead_con.execute("RESET VARIABLE tracelake_peak")
     assert got == [(67.0, None, "over 100 %")]
+
+
+@pytest.mark.corpus
+def test_mfu_is_never_over_100_pct_on_the_corpus(corpus_con):
+    rows = corpus_con.execute("""SELECT trace_id, step, mfu_pct, mfu_unreliable,
+                                        100.0 * flops / (wall_ns * peak_tflops * 1e3) AS raw_pct
+                                 FROM mfu WHERE flops > 0 AND peak_tflops IS NOT NULL""").fetchall()
+    assert len({r[0] for r in rows}) >= 5  # the corpus traces with shapes and a known GPU
+    for trace_id, step, pct, why, raw in rows:
+        if raw > 100:
+            assert (pct, why) == (None, "over 100 %"), (trace_id, step)
+        else:
+            assert pct == pytest.approx(raw) and why is None, (trace_id, step)
+    over, = corpus_con.execute("SELECT count(*) FROM steady_summary WHERE mfu_pct > 100").fetchone()
+    assert over == 0
+
+
+@pytest.mark.corpus
+def test_traces_without_steps_get_no_step_advice(corpus_con):
+    # dlprof-pytorch-cnn, nvfuser-matmul-test, pytorch-nvtx-demo, vecadd-sampling: no step markers, no periods
+    bare = [t for (t,) in corpus_con.execute("SELECT trace_id FROM traces ANTI JOIN steps USING (trace_id)").fetchall()]
+    assert len(bare) >= 4
+    found = corpus_con.execute("""SELECT rule, evidence, advice FROM findings WHERE list_contains(?, trace_id)""",
+                               [bare]).fetchall()
+    paths = [r for r in found if r[0] == "critical_path_bound"]
+    assert paths and all(e.startswith("No steps were found: over the whole trace") for _, e, _ in paths)
+    assert not [r for r in found if "the step" in r[1] + r[2]]
+    on_path = corpus_con.execute("""SELECT DISTINCT name FROM critical_path_ops WHERE list_contains(?, trace_id)""",
+                                 [bare]).fetchall()
+    assert not [n for (n,) in on_path if re.match(LIFECYCLE_CALLS, n)]
