@@ -41,10 +41,16 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..lake.catalog import step_rule_pattern
 
 WHOLE_TRACE_STEP = "(trace)"
+# Process start-up and teardown (module load/unload, context creation/destruction, the runtime's
+# initialisation): left out of a trace without steps, whose one '(trace)' step would otherwise
+# spend its path there; so is every API call after the trace's last GPU operation (cudaFree at exit...)
+LIFECYCLE_CALLS = (r"^(cu|cuda|hip)(Init|ModuleLoad\w*|ModuleUnload|LibraryLoad\w*|LibraryUnload|CtxCreate\w*|"
+                   r"CtxDestroy\w*|DevicePrimaryCtx\w*|DeviceReset|GetExportTable|ProfilerStop)(_v\d+)?$")
 LOCK_CALLS = ("cudaLaunchKernel", "cudaMemcpyAsync", "cudaHostAlloc")
 BLOCKING_CALLS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery", "cudaEventSynchronize",
                   "cudaMemcpy", "cudaMemcpyAsync")
@@ -100,6 +106,18 @@ def _steps(tables: dict[str, pa.Table]) -> pl.DataFrame:
                              schema={"pid": pl.Int64, "step": pl.String, "step_index": pl.Int64,
                                      "start_ns": pl.Int64, "end_ns": pl.Int64})
     return steps.with_row_index("step_id").with_columns(pl.col("step_id").cast(pl.Int64))
+
+
+def _without_lifecycle(spans: pl.DataFrame, tables: dict[str, pa.Table]) -> pl.DataFrame:
+    """`spans` without process start-up and teardown calls (LIFECYCLE_CALLS, and calls after the
+    last GPU operation)."""
+    ends = [tables[t].column("end_ns") for t in ("kernels", "memcpy", "memset") if tables[t].num_rows]
+    last = max((pc.max(e).as_py() or 0 for e in ends), default=None)
+    calls = pl.col("kind") == "call"
+    drop = calls & pl.col("name").str.contains(LIFECYCLE_CALLS)
+    if last is not None:
+        drop = drop | (calls & (pl.col("start_ns") >= last))
+    return spans.filter(~drop)
 
 
 def _assign_steps(frame: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
@@ -337,6 +355,8 @@ def build_graph(tables: dict[str, pa.Table], hta_compat: bool = False) -> Graph:
     steps = steps.with_columns(pl.lit(has_sync).alias("has_sync_events"))
 
     spans = _merged_tids(tables, _cpu_spans(tables, is_nsys))
+    if steps["step"][0] == WHOLE_TRACE_STEP:
+        spans = _without_lifecycle(spans, tables)
     cpu = _assign_steps(spans, steps)
     cpu = cpu.with_columns(_api_base(pl.col("name")).alias("base"))
     cpu = cpu.with_columns(

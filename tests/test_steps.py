@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import statistics
 from pathlib import Path
 
 import pytest
 from conftest import REPO, ingested
+from tracelake.analysis.critpath_graph import LIFECYCLE_CALLS
 
 RECORDED = REPO / "tests" / "recorded"
 ODD = "torch-2.11_ops-odd-sizes_h100"
@@ -106,3 +108,105 @@ def test_timesformer_layers_inside_one_profiler_step_keep_their_periods(corpus, 
     gpu_step, = raw_events(path, lambda e: e.get("cat") == "gpu_user_annotation"
                            and e["name"].startswith("ProfilerStep#"))
     assert 0.8 * gpu_step["dur"] * 1000 < sum(wall for _, _, wall in steps) < gpu_step["dur"] * 1000
+
+
+# A hand-built loop without syncs (µs): each ProfilerStep's host range is 200 long and launches
+# GEMMs (aten::mm, 4096^3, each on its own correlation id) that run back to back on the GPU, so
+# the host runs ahead and the GPU sets the pace. `slow` makes the last GEMM of every step fp32 and
+# five times longer: the same FLOPs, a longer step.
+STEPS, GEMMS, GEMM_US, N = 6, 4, 1_000, 4096
+
+
+def ahead_trace(slow: bool = False) -> dict:
+    def cpu(cat, name, ts, dur, **args):
+        return {"ph": "X", "cat": cat, "name": name, "pid": 1, "tid": 1, "ts": ts, "dur": dur, "args": args}
+
+    events, gpu_at, corr = [], 50, 0
+    for s in range(STEPS):
+        host = 200 * s
+        events.append(cpu("user_annotation", f"ProfilerStep#{s}", host, 200))
+        for g in range(GEMMS):
+            corr += 1
+            fp32 = slow and g == GEMMS - 1
+            dtype, dur = ("float", 5 * GEMM_US) if fp32 else ("c10::BFloat16", GEMM_US)
+            at = host + 10 + 40 * g
+            events += [
+                cpu("cpu_op", "aten::mm", at, 30, **{"External id": corr, "Input Dims": [[N, N], [N, N]],
+                                                      "Input type": [dtype, dtype]}),
+                cpu("cuda_runtime", "cudaLaunchKernel", at + 5, 10, correlation=corr, **{"External id": corr}),
+                {"ph": "X", "cat": "kernel", "name": f"gemm_{dtype}", "pid": 0, "tid": 7, "ts": gpu_at, "dur": dur,
+                 "args": {"device": 0, "stream": 7, "correlation": corr, "External id": corr}},
+            ]
+            gpu_at += dur
+    return {"deviceProperties": [{"id": 0, "name": "NVIDIA H100 80GB HBM3"}], "traceEvents": events}
+
+
+@pytest.fixture(scope="module")
+def ahead_con(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ahead")
+    for name, slow in (("ahead-bf16", False), ("ahead-fp32-head", True)):
+        (root / f"{name}.json").write_text(json.dumps(ahead_trace(slow)))
+    with ingested(tmp_path_factory, "ahead-lake", *sorted(root.glob("*.json"))) as con:
+        yield con
+
+
+def test_host_running_ahead_has_the_gpu_period_as_step_time(ahead_con):
+    rows = ahead_con.execute("""SELECT wall_ns, host_wall_ns, step_time_basis, gpu_idle_pct FROM steps s
+                                JOIN traces USING (trace_id) WHERE file_name = 'ahead-bf16.json'
+                                ORDER BY step_index""").fetchall()
+    assert len(rows) == STEPS
+    for wall_ns, host_wall_ns, basis, idle_pct in rows[1:]:  # the first starts with the host range
+        assert (wall_ns, host_wall_ns, basis, idle_pct) == (GEMMS * GEMM_US * 1000, 200_000, "gpu", 0)
+    median, = ahead_con.execute("""SELECT median_step_ns FROM steady_summary JOIN traces USING (trace_id)
+                                   WHERE file_name = 'ahead-bf16.json'""").fetchone()
+    assert median == GEMMS * GEMM_US * 1000
+
+
+def test_mfu_falls_when_a_gemm_moves_to_fp32(ahead_con):
+    # the same FLOPs in a longer step: MFU against the trace's one peak (bf16: most of the FLOPs) falls
+    mfu = dict(ahead_con.execute("""SELECT file_name, median(mfu_pct) FROM mfu JOIN traces USING (trace_id)
+                                    GROUP BY ALL""").fetchall())
+    flops = 2 * N**3 * GEMMS
+    assert mfu["ahead-bf16.json"] == pytest.approx(100 * flops / (GEMMS * GEMM_US * 1e3 * 989.5e3))
+    assert mfu["ahead-fp32-head.json"] == pytest.approx(100 * flops / ((GEMMS + 4) * GEMM_US * 1e3 * 989.5e3))
+
+
+def test_mfu_over_100_pct_is_unreliable_not_a_number(ahead_con):
+    # declared against the fp32 peak (67 TFLOP/s), 137 TFLOP/s of bf16 GEMMs would be 205 %: no figure
+    ahead_con.execute("SET VARIABLE tracelake_peak = 'fp32'")
+    try:
+        got = ahead_con.execute("""SELECT DISTINCT peak_tflops, mfu_pct, mfu_unreliable FROM mfu JOIN traces USING (trace_id)
+                                   WHERE file_name = 'ahead-bf16.json'""").fetchall()
+    finally:
+        ahead_con.execute("RESET VARIABLE tracelake_peak")
+    assert got == [(67.0, None, "over 100 %")]
+
+
+@pytest.mark.corpus
+def test_mfu_is_never_over_100_pct_on_the_corpus(corpus_con):
+    rows = corpus_con.execute("""SELECT trace_id, step, mfu_pct, mfu_unreliable,
+                                        100.0 * flops / (wall_ns * peak_tflops * 1e3) AS raw_pct
+                                 FROM mfu WHERE flops > 0 AND peak_tflops IS NOT NULL""").fetchall()
+    assert len({r[0] for r in rows}) >= 5  # the corpus traces with shapes and a known GPU
+    for trace_id, step, pct, why, raw in rows:
+        if raw > 100:
+            assert (pct, why) == (None, "over 100 %"), (trace_id, step)
+        else:
+            assert pct == pytest.approx(raw) and why is None, (trace_id, step)
+    over, = corpus_con.execute("SELECT count(*) FROM steady_summary WHERE mfu_pct > 100").fetchone()
+    assert over == 0
+
+
+@pytest.mark.corpus
+def test_traces_without_steps_get_no_step_advice(corpus_con):
+    # dlprof-pytorch-cnn, nvfuser-matmul-test, pytorch-nvtx-demo, vecadd-sampling: no step markers, no periods
+    bare = [t for (t,) in corpus_con.execute("SELECT trace_id FROM traces ANTI JOIN steps USING (trace_id)").fetchall()]
+    assert len(bare) >= 4
+    found = corpus_con.execute("""SELECT rule, evidence, advice FROM findings WHERE list_contains(?, trace_id)""",
+                               [bare]).fetchall()
+    paths = [r for r in found if r[0] == "critical_path_bound"]
+    assert paths and all(e.startswith("No steps were found: over the whole trace") for _, e, _ in paths)
+    assert not [r for r in found if "the step" in r[1] + r[2]]
+    on_path = corpus_con.execute("""SELECT DISTINCT name FROM critical_path_ops WHERE list_contains(?, trace_id)""",
+                                 [bare]).fetchall()
+    assert not [n for (n,) in on_path if re.match(LIFECYCLE_CALLS, n)]

@@ -28,4 +28,5 @@ SELECT m.run_id, m.rank, s.step,
        row_number() OVER (PARTITION BY m.trace_id, m.pid, s.step ORDER BY m.start_ns) - 1 AS ordinal,
        m.kernel_name AS name, m.arrival_ns, m.is_last, m.last_arrival_ns - m.arrival_ns AS wait_ns
 FROM matched m
-JOIN steps s ON s.trace_id = m.trace_id AND s.pid = m.pid AND m.launched_ns >= s.start_ns AND m.launched_ns < s.end_ns;
+JOIN steps s ON s.trace_id = m.trace_id AND s.pid = m.pid  -- launches: the host range
+            AND m.launched_ns >= coalesce(s.host_start_ns, s.start_ns) AND m.launched_ns < coalesce(s.host_end_ns, s.end_ns);

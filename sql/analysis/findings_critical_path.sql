@@ -2,7 +2,9 @@
 -- steps are left out), from their critical paths (critical_path_summary): the class with the most time summed over the steps, with the
 -- operators or kernels that put the most of it on the path, and advice for that class. One row
 -- per trace and process; 'info' when GPU compute bounds the steps (the GPU is the bottleneck,
--- as it should be), 'warning' otherwise.
+-- as it should be), 'warning' otherwise. Without steps (the '(trace)' step, pid NULL) it speaks
+-- of the whole trace, whose path leaves out process start-up and teardown (critpath_graph), and
+-- its advice of the loop.
 --
 -- depends: critical_path_summary, critical_path_ops, cp_steps, step_phases
 -- materialize: per trace
@@ -59,14 +61,20 @@ first_step AS (
 SELECT b.trace_id, 'critical_path_bound' AS rule,
        CASE WHEN b.class = 'gpu_compute' THEN 'info' ELSE 'warning' END AS severity,
        b.pid, f.start_ns, b.path_ns AS duration_ns,
-       printf('Over %d steady steps the critical path averages %.2f ms (%.0f%% of the %.2f ms steps); %.0f%% of it is %s%s%s',
-              b.steps, b.path_ns / b.steps / 1e6, 100.0 * b.path_ns / nullif(b.step_ns, 0), b.step_ns / b.steps / 1e6,
+       CASE WHEN b.pid IS NULL  -- no steps: the '(trace)' step, start-up and teardown left out
+            THEN printf('No steps were found: over the whole trace (process start-up and teardown left out) the critical '
+                        || 'path is %.2f ms (%.0f%% of the trace); ', b.path_ns / 1e6, 100.0 * b.path_ns / nullif(b.step_ns, 0))
+            ELSE printf('Over %d steady steps the critical path averages %.2f ms (%.0f%% of the %.2f ms steps); ',
+                        b.steps, b.path_ns / b.steps / 1e6, 100.0 * b.path_ns / nullif(b.step_ns, 0),
+                        b.step_ns / b.steps / 1e6) END
+       || printf('%.0f%% of it is %s%s%s',
               100.0 * b.class_ns / b.path_ns, replace(b.class, '_', ' '),
               CASE WHEN t.names IS NOT NULL THEN '; most of it from ' || t.names ELSE '' END,
               CASE WHEN b.lower_bound THEN '. The trace has no CUDA synchronization events, so host waits on the '
                    || 'GPU are unseen and the path may be longer (record with the profiler''s '
                    || 'experimental_config=_ExperimentalConfig(enable_cuda_sync_events=True))' ELSE '' END) AS evidence,
-       CASE b.class
+       -- without steps the advice speaks of the loop the trace holds, not of a step
+       replace(CASE b.class
            WHEN 'cpu' THEN 'The host bounds the step and the GPU waits for it: cut Python and operator overhead '
                 || '(torch.compile, fewer small ops, larger batches) and replay the step as a CUDA graph '
                 || '(torch.compile mode="reduce-overhead" or torch.cuda.CUDAGraph).'
@@ -84,7 +92,7 @@ SELECT b.trace_id, 'critical_path_bound' AS rule,
                 || 'fewer host round trips, and copies on a side stream overlapped with compute.'
            ELSE 'Host-device synchronizations bound the step: remove .item(), .cpu(), .tolist() and printing of '
                 || 'tensors inside the step, or defer them to the end of the step.'
-       END AS advice
+       END, 'the step', CASE WHEN b.pid IS NULL THEN 'the loop' ELSE 'the step' END) AS advice
 FROM bound b
 LEFT JOIN top t ON t.trace_id = b.trace_id AND t.pid IS NOT DISTINCT FROM b.pid AND t.class = b.class
 LEFT JOIN first_step f ON f.trace_id = b.trace_id AND f.pid IS NOT DISTINCT FROM b.pid;

@@ -121,8 +121,8 @@ SELECT s.trace_id, 'host_sync_in_step' AS rule, 'warning' AS severity, s.pid,
        'Keep values on the GPU inside the step (accumulate losses as tensors, log every N '
        || 'steps); avoid .item()/.cpu()/print on GPU tensors in the loop.' AS advice
 FROM steps s
-JOIN api a ON a.trace_id = s.trace_id AND a.pid = s.pid
-          AND a.start_ns >= s.start_ns AND a.start_ns < s.end_ns
+JOIN api a ON a.trace_id = s.trace_id AND a.pid = s.pid  -- host calls: the host range
+          AND a.start_ns >= coalesce(s.host_start_ns, s.start_ns) AND a.start_ns < coalesce(s.host_end_ns, s.end_ns)
 WHERE a.name IN ('cudaStreamSynchronize', 'cudaDeviceSynchronize', 'cudaMemcpy')
 GROUP BY s.trace_id, s.pid, s.step;
 

@@ -21,6 +21,10 @@
 -- @column memcpy_ns         Time with memcpy or memset running (ns).
 -- @column dataloader_ns     Time in DataLoader iteration on the CPU (ns).
 -- @column step_rule         Rule that found the step (steps.step_rule).
+-- @column host_start_ns     Start of the step's host range (steps.host_start_ns).
+-- @column host_end_ns       End of the step's host range (ns).
+-- @column host_wall_ns      host_end_ns - host_start_ns.
+-- @column step_time_basis   'host' or 'gpu': what defined start_ns (steps.step_time_basis).
 CREATE OR REPLACE VIEW steady_steps AS
 SELECT s.*
 FROM steps s

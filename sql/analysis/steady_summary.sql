@@ -8,7 +8,7 @@
 --   (largest_gpu_gaps, clipped to the window), the cause with the most idle time, and
 --   main_idle_cause_pct its share of the steady steps' GPU idle time (gaps under 10 us
 --   carry the rest);
---   mfu_pct: the median of mfu.mfu_pct over the steady steps;
+--   mfu_pct: the median of mfu.mfu_pct over the steady steps (NULL when one is unreliable);
 --   bound_by: the critical-path class (critical_path_summary) with the most time on the
 --   steady steps' paths, summed over them, the host's time inside waiting calls counted as
 --   'sync_wait' and 'memcpy' (critical_path_summary.bound_by).
@@ -21,7 +21,10 @@
 -- @column step_rule            The rule the steps came from (steps.step_rule).
 -- @column steps                Steady steps.
 -- @column warmup_steps         Leading steps left out as warm-up.
--- @column median_step_ns       Median wall time of the steady steps (ns).
+-- @column median_step_ns       Median wall time of the steady steps (ns): the step time (steps.wall_ns).
+-- @column step_time_basis      'gpu' when most steady steps start where the GPU's work does (the host runs
+--                              ahead of the GPU), else 'host' (steps.step_time_basis).
+-- @column median_host_step_ns  Median of the steady steps' host ranges (ns; NULL for 'periodicity').
 -- @column p90_step_ns          90th percentile (linear interpolation) of their wall time (ns).
 -- @column min_step_ns          Shortest steady step (ns).
 -- @column max_step_ns          Longest steady step (ns).
@@ -35,7 +38,9 @@
 -- @column memcpy_pct           Share with memcpy or memset running (%).
 -- @column main_idle_cause      Cause with the most idle time in gaps over 10 us in the window (NULL: none).
 -- @column main_idle_cause_pct  Its idle time / the steady steps' GPU idle time x 100 (%).
--- @column mfu_pct              Median MFU of the steady steps (%; NULL without a FLOPs model).
+-- @column mfu_pct              Median MFU of the steady steps (%; NULL without a FLOPs model, or when
+--                              a steady step's is unreliable).
+-- @column mfu_unreliable       Why a steady step's MFU is unreliable (mfu.mfu_unreliable; NULL: none is).
 -- @column bound_by             Critical-path class with the most time over the steady steps (NULL: no path).
 -- @column bound_by_pct         Its time / the steady steps' path time x 100 (%).
 CREATE OR REPLACE VIEW steady_summary AS
@@ -53,7 +58,10 @@ agg AS (
     SELECT trace_id, pid,
            quantile_cont(wall_ns, 0.9) AS p90_step_ns, min(wall_ns) AS min_step_ns, max(wall_ns) AS max_step_ns,
            sum(gpu_idle_ns) AS idle_ns, sum(wall_ns) AS wall_ns, sum(compute_ns) AS compute_ns,
-           sum(communication_ns) AS communication_ns, sum(memcpy_ns) AS memcpy_ns
+           sum(communication_ns) AS communication_ns, sum(memcpy_ns) AS memcpy_ns,
+           CASE WHEN count(*) FILTER (WHERE step_time_basis = 'gpu') * 2 > count(*) THEN 'gpu' ELSE 'host' END
+               AS step_time_basis,
+           median(host_wall_ns) AS median_host_step_ns
     FROM steady_steps GROUP BY ALL
 ),
 warm AS (
@@ -75,9 +83,10 @@ main_cause AS (
     FROM gap_causes GROUP BY ALL
 ),
 mfu_steady AS (
-    SELECT m.trace_id, m.pid, median(m.mfu_pct) AS mfu_pct
+    SELECT m.trace_id, m.pid, any_value(m.mfu_unreliable) AS unreliable,
+           CASE WHEN count(m.mfu_unreliable) = 0 THEN median(m.mfu_pct) END AS mfu_pct
     FROM mfu m JOIN steady_steps s ON s.trace_id = m.trace_id AND s.pid = m.pid AND s.start_ns = m.start_ns
-    WHERE m.mfu_pct IS NOT NULL
+    WHERE m.mfu_pct IS NOT NULL OR m.mfu_unreliable IS NOT NULL
     GROUP BY ALL
 ),
 path AS (
@@ -104,14 +113,14 @@ bound AS (
     FROM path_classes WHERE path_ns > 0 GROUP BY ALL
 )
 SELECT w.trace_id, t.rank, w.pid, w.step_rule, w.steps, w.warmup_steps, w.median_step_ns,
-       a.p90_step_ns, a.min_step_ns, a.max_step_ns, w.start_ns, w.end_ns,
+       a.step_time_basis, CAST(a.median_host_step_ns AS BIGINT) AS median_host_step_ns, a.p90_step_ns, a.min_step_ns, a.max_step_ns, w.start_ns, w.end_ns,
        w.start_ns - t.start_ns AS startup_ns, coalesce(wm.warmup_ns, 0) AS warmup_ns,
        100.0 * a.idle_ns / nullif(a.wall_ns, 0) AS gpu_idle_pct,
        100.0 * a.compute_ns / nullif(a.wall_ns, 0) AS compute_pct,
        100.0 * a.communication_ns / nullif(a.wall_ns, 0) AS communication_pct,
        100.0 * a.memcpy_ns / nullif(a.wall_ns, 0) AS memcpy_pct,
        mc.cause AS main_idle_cause, 100.0 * mc.idle_ns / nullif(a.idle_ns, 0) AS main_idle_cause_pct,
-       mf.mfu_pct, b.bound_by, b.bound_by_pct
+       mf.mfu_pct, mf.unreliable AS mfu_unreliable, b.bound_by, b.bound_by_pct
 FROM win w
 JOIN traces t ON t.trace_id = w.trace_id
 JOIN agg a ON a.trace_id = w.trace_id AND a.pid = w.pid

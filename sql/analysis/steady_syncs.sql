@@ -22,6 +22,7 @@ WITH calls AS (
 )
 SELECT c.trace_id, c.pid, c.name, count(*) AS calls, sum(c.duration_ns) AS duration_ns
 FROM calls c
-SEMI JOIN steady_steps s ON s.trace_id = c.trace_id AND s.pid = c.pid
-                        AND c.start_ns >= s.start_ns AND c.start_ns < s.end_ns
+SEMI JOIN steady_steps s ON s.trace_id = c.trace_id AND s.pid = c.pid  -- host calls: the host range
+                        AND c.start_ns >= coalesce(s.host_start_ns, s.start_ns)
+                        AND c.start_ns < coalesce(s.host_end_ns, s.end_ns)
 GROUP BY ALL;

@@ -1,6 +1,21 @@
 -- steps: one row per iteration (a training step, an inference request or decode
 -- iteration), with what the GPU did during it: the GPU operations of the same process,
--- clipped to the step's time window, split by class. All the processes of one run (the
+-- clipped to the step's time window, split by class. The window is what the iteration
+-- costs, not only the host's range: where the host runs ahead of the GPU (a loop without
+-- syncs) its range closes long before the GPU has done the step's work, so the window
+-- moves onto the GPU's timeline. Each GPU operation belongs to the step whose host range
+-- holds its launch (the API call with its correlation id; a graph replay's operations
+-- share one), else its own start. Per process, in step order:
+--   start = max(host start, min(prev_end, gpu_first)), kept monotonic (running max), where
+--   prev_end is the latest end of GPU work launched before the host start (none: the GPU
+--   was idle, prev_end = host start) and gpu_first the first start of the step's own GPU
+--   work (none: ignored);
+--   end = the next step's start when that start is GPU-defined (the GPU was still busy
+--   with this step), else max(host end, end of the step's own GPU work), capped at the
+--   next step's start.
+-- A loop that syncs each step keeps its host ranges (the GPU has drained when the host
+-- opens the next range); a GPU-bound loop gets windows one GPU period long. Steps of
+-- the 'periodicity' rule are GPU windows already and are kept as found. All the processes of one run (the
 -- rank files of a distributed run, rank_runs; else the trace) take their steps from one
 -- rule (step_rule says which):
 --   1. the first rule of step_rules that matches at least twice in a process of the run;
@@ -38,7 +53,7 @@
 -- steps_over(pattern): both in one macro (pattern NULL: the rules; steps and
 -- steps_matching read it).
 --
--- depends: nvtx_ranges, gpu_op_class, cpu_ops, traces, python_frames, gpu_periods_of, gpu_op_phases,
+-- depends: nvtx_ranges, gpu_op_class, api, cpu_ops, traces, python_frames, gpu_periods_of, gpu_op_phases,
 --          intervals_union_ns, step_rule_pattern, rank_runs
 -- materialize: per trace: step_windows, steps
 --
@@ -47,9 +62,15 @@
 -- @column pid               Process.
 -- @column step              Range name (for 'periodicity': 'period N').
 -- @column step_index        Order of the step in its process (0 = first).
--- @column start_ns          Step start (ns).
+-- @column start_ns          Step start (ns): the host range's start, or later where the GPU
+--                           was still busy with earlier steps (see above).
 -- @column end_ns            Step end (ns).
--- @column wall_ns           end_ns - start_ns.
+-- @column wall_ns           end_ns - start_ns: the step time.
+-- @column host_start_ns     Start of the step's range on the host (ns; NULL for 'periodicity').
+-- @column host_end_ns       End of the step's range on the host (ns; NULL for 'periodicity').
+-- @column host_wall_ns      host_end_ns - host_start_ns.
+-- @column step_time_basis   What defined start_ns: 'host' (the host range's start) or 'gpu'
+--                           (the GPU's work; always for 'periodicity').
 -- @column gpu_busy_ns       Time in the step with any GPU operation running (ns).
 -- @column gpu_idle_ns       wall_ns - gpu_busy_ns.
 -- @column gpu_idle_pct      gpu_idle_ns / wall_ns x 100.
@@ -57,7 +78,7 @@
 -- @column communication_ns  Time with communication kernels running (ns).
 -- @column memcpy_ns         Time with memcpy or memset running (ns).
 -- @column dataloader_ns     Time in DataLoader iteration on the CPU (PyTorch
---                           'enumerate(DataLoader)#...__next__' ops) (ns).
+--                           'enumerate(DataLoader)#...__next__' ops) within the host range (ns).
 -- @column step_rule         Rule that found the step: 'profiler_step', 'vllm', 'sglang',
 --                           'record_function', 'periodicity' or 'pattern'.
 
@@ -205,9 +226,66 @@ WITH w AS (
     UNION ALL
     SELECT trace_id, pid, step, start_ns, end_ns, step_rule, step_key FROM step_windows WHERE pattern IS NULL
 ),
-s AS (
+h AS (
     SELECT *, row_number() OVER (PARTITION BY trace_id, pid ORDER BY start_ns, step_key) - 1 AS step_index
     FROM w
+),
+launched AS (
+    -- the GPU operations of processes with steps, each with the host time that places it in
+    -- a step: its launch call's start, else its own start
+    SELECT o.trace_id, o.pid, o.start_ns, o.end_ns, coalesce(a.start_ns, o.start_ns) AS launch_ns
+    FROM gpu_op_class o
+    SEMI JOIN (SELECT DISTINCT trace_id, pid FROM h WHERE step_rule <> 'periodicity') p
+           ON p.trace_id = o.trace_id AND p.pid = o.pid
+    LEFT JOIN api a ON a.trace_id = o.trace_id AND a.pid = o.pid AND a.correlation_id = o.correlation_id
+),
+placed AS (
+    -- the latest step whose host range started at or before the launch (NULL: before the
+    -- first step), and whether the range still held it
+    SELECT l.trace_id, l.pid, l.start_ns, l.end_ns, h.step_key, l.launch_ns < h.end_ns AS in_range
+    FROM launched l
+    ASOF LEFT JOIN h ON h.trace_id = l.trace_id AND h.pid = l.pid AND l.launch_ns >= h.start_ns
+),
+own AS (
+    SELECT trace_id, pid, step_key,
+           min(start_ns) FILTER (WHERE in_range) AS gpu_first_ns,
+           max(end_ns) FILTER (WHERE in_range) AS gpu_last_ns,
+           max(end_ns) AS launched_last_ns  -- launched from this host start to the next
+    FROM placed GROUP BY ALL
+),
+prior AS (
+    -- the latest end of GPU work launched before a step's host start
+    SELECT h.*, o.gpu_first_ns, o.gpu_last_ns,
+           greatest(b.last_ns, max(o.launched_last_ns) OVER (
+               PARTITION BY h.trace_id, h.pid ORDER BY h.step_index
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)) AS prev_end_ns
+    FROM h
+    LEFT JOIN own o ON o.trace_id = h.trace_id AND o.pid = h.pid AND o.step_key = h.step_key
+    LEFT JOIN (SELECT trace_id, pid, max(end_ns) AS last_ns FROM placed WHERE step_key IS NULL GROUP BY ALL) b
+           ON b.trace_id = h.trace_id AND b.pid = h.pid
+),
+started AS (
+    SELECT *, max(CASE WHEN step_rule = 'periodicity' THEN start_ns
+                       ELSE greatest(start_ns, least(coalesce(prev_end_ns, start_ns), gpu_first_ns)) END) OVER (
+                  PARTITION BY trace_id, pid ORDER BY step_index ROWS UNBOUNDED PRECEDING) AS eff_start_ns
+    FROM prior
+),
+based AS (
+    SELECT *, CASE WHEN step_rule = 'periodicity' OR eff_start_ns > start_ns THEN 'gpu' ELSE 'host' END
+                  AS step_time_basis
+    FROM started
+),
+s AS (
+    SELECT trace_id, pid, step, step_rule, step_key, step_index, step_time_basis,
+           CASE WHEN step_rule <> 'periodicity' THEN start_ns END AS host_start_ns,
+           CASE WHEN step_rule <> 'periodicity' THEN end_ns END AS host_end_ns,
+           eff_start_ns AS start_ns,
+           CASE WHEN step_rule = 'periodicity' THEN end_ns
+                WHEN lead(step_time_basis) OVER w = 'gpu' THEN lead(eff_start_ns) OVER w
+                ELSE least(lead(eff_start_ns) OVER w, greatest(end_ns, gpu_last_ns, eff_start_ns))
+           END AS end_ns
+    FROM based
+    WINDOW w AS (PARTITION BY trace_id, pid ORDER BY step_index)
 ),
 clipped AS (
     SELECT s.trace_id, s.pid, s.step_key, o.op_class,
@@ -233,10 +311,11 @@ busy AS (
 ),
 loader AS (
     SELECT s.trace_id, s.pid, s.step_key,
-           sum(least(c.end_ns, s.end_ns) - greatest(c.start_ns, s.start_ns)) AS ns
-    FROM s
+           sum(least(c.end_ns, s.cpu_end_ns) - greatest(c.start_ns, s.cpu_start_ns)) AS ns
+    FROM (SELECT *, coalesce(host_start_ns, start_ns) AS cpu_start_ns, coalesce(host_end_ns, end_ns) AS cpu_end_ns
+          FROM s) s
     JOIN cpu_ops c ON c.trace_id = s.trace_id AND c.pid = s.pid
-                  AND c.start_ns < s.end_ns AND c.end_ns > s.start_ns
+                  AND c.start_ns < s.cpu_end_ns AND c.end_ns > s.cpu_start_ns
     WHERE c.name LIKE 'enumerate(DataLoader)#%' OR c.name LIKE 'enumerate(DataPipe)#%'
     GROUP BY ALL
 )
@@ -249,7 +328,8 @@ SELECT s.trace_id, t.rank, s.pid, s.step, s.step_index, s.start_ns, s.end_ns,
        CAST(coalesce(b_comm.ns, 0) AS BIGINT) AS communication_ns,
        CAST(coalesce(b_mem.ns, 0) AS BIGINT) AS memcpy_ns,
        CAST(coalesce(l.ns, 0) AS BIGINT) AS dataloader_ns,
-       s.step_rule
+       s.step_rule, s.host_start_ns, s.host_end_ns, s.host_end_ns - s.host_start_ns AS host_wall_ns,
+       s.step_time_basis
 FROM s
 JOIN traces t USING (trace_id)
 LEFT JOIN busy b_all ON b_all.trace_id = s.trace_id AND b_all.pid = s.pid

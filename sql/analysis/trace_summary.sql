@@ -12,7 +12,10 @@
 -- @column duration_ns     Span of the trace (ns).
 -- @column is_truncated    True when the file was cut and only complete events were read.
 -- @column gpu_names       Names of the GPUs that ran its kernels (sorted; unnamed ones left out).
--- @column idle_pct        temporal_breakdown.idle_pct, mean over the processes (%).
+-- @column idle_pct        temporal_breakdown.idle_pct, mean over the processes (%): idle between each
+--                         process's first and last GPU operation.
+-- @column trace_idle_pct  GPU idle share of the trace's span (duration_ns), start-up and teardown
+--                         included, mean over the processes with GPU work (%).
 -- @column compute_pct     temporal_breakdown.compute_pct, mean over the processes (%).
 -- @column memcpy_pct      temporal_breakdown.memcpy_pct, mean over the processes (%).
 -- @column top_kernel      Kernel name with the most total time (kernel_summary).
@@ -23,9 +26,10 @@
 -- @column steady_idle_pct GPU idle share of the steady steps' wall time, all processes (%; NULL without steps).
 CREATE OR REPLACE VIEW trace_summary AS
 WITH breakdown AS (
-    SELECT trace_id, avg(idle_pct) AS idle_pct, avg(compute_pct) AS compute_pct,
-           avg(memcpy_pct) AS memcpy_pct
-    FROM temporal_breakdown GROUP BY trace_id
+    SELECT b.trace_id, avg(b.idle_pct) AS idle_pct, avg(b.compute_pct) AS compute_pct,
+           avg(b.memcpy_pct) AS memcpy_pct,
+           avg(100.0 * (t.duration_ns - b.busy_ns) / nullif(t.duration_ns, 0)) AS trace_idle_pct
+    FROM temporal_breakdown b JOIN traces t USING (trace_id) GROUP BY b.trace_id
 ),
 gpus AS (
     SELECT k.trace_id, list(DISTINCT d.name ORDER BY d.name) FILTER (WHERE d.name <> '') AS gpu_names
@@ -49,7 +53,7 @@ step_times AS (
 )
 SELECT t.trace_id, t.file_name, t.source, t.rank, t.duration_ns, t.is_truncated,
        coalesce(g.gpu_names, []) AS gpu_names,
-       b.idle_pct, b.compute_pct, b.memcpy_pct, top.top_kernel, coalesce(f.findings, 0) AS findings,
+       b.idle_pct, b.trace_idle_pct, b.compute_pct, b.memcpy_pct, top.top_kernel, coalesce(f.findings, 0) AS findings,
        coalesce(f.finding_rules, []) AS finding_rules,
        h.overlap_pct, s.median_step_ns, s.steady_idle_pct
 FROM traces t
