@@ -3,9 +3,11 @@
 -- PyTorch profiler per CPU operator and CUDA runtime call (more with with_stack, per Python
 -- frame), Nsight Systems per traced CUDA API call. That cost lands on the host; it lengthens
 -- the step only where the host bounds it, so the step without the profiler is estimated as
---   est_step_ns = wall_ns - min(events x cost per event, host time on the step's critical path)
--- (critical_path_summary: cpu_ns + launch_overhead_ns; a GPU-bound step hides the profiler's
--- cost); without a critical path, max(wall_ns - the cost, the step's GPU busy time). Per-event costs
+--   est_step_ns = wall_ns - min(events x cost per event, the host's time bounding the step)
+-- where the host's time bounding the step is its time on the step's critical path
+-- (critical_path_summary: cpu_ns + launch_overhead_ns) when the path covers at least 80 % of
+-- the step, else the step's GPU idle time (a GPU-bound step hides the profiler's cost; a path
+-- of Nsight's API calls alone misses the host's time between them). Per-event costs
 -- (profiler_event_costs) were measured on an H100 machine (Intel Xeon host, PyTorch 2.11,
 -- Nsight Systems 2025.3.1) as the profiled step time less the unprofiled one (CUDA events)
 -- of the launch-bound program of tests/recorded/judgments, divided by its events per step:
@@ -69,8 +71,9 @@ costed AS (
 ),
 estimated AS (
     SELECT c.*,
-           CASE WHEN p.step_index IS NULL THEN greatest(c.wall_ns - c.overhead_ns, c.gpu_busy_ns)
-                ELSE c.wall_ns - least(c.overhead_ns, p.cpu_ns + p.launch_overhead_ns) END AS est_ns
+           c.wall_ns - least(c.overhead_ns,
+                             CASE WHEN p.path_pct_of_step >= 80 THEN p.cpu_ns + p.launch_overhead_ns
+                                  ELSE c.wall_ns - c.gpu_busy_ns END) AS est_ns
     FROM costed c
     LEFT JOIN critical_path_summary p USING (trace_id, pid, step_index)
 )

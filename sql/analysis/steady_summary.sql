@@ -13,7 +13,8 @@
 --   steady steps' paths, summed over them, the host's time inside waiting calls counted as
 --   'sync_wait' and 'memcpy' (critical_path_summary.bound_by).
 --
--- depends: steady_state, steps, step_phases, largest_gpu_gaps, mfu, critical_path_summary, traces
+-- depends: steady_state, steps, step_phases, largest_gpu_gaps, mfu, critical_path_summary, traces,
+--          profiler_cost
 --
 -- @column trace_id             Trace.
 -- @column rank                 Distributed rank (NULL when unknown).
@@ -43,6 +44,10 @@
 -- @column mfu_unreliable       Why a steady step's MFU is unreliable (mfu.mfu_unreliable; NULL: none is).
 -- @column bound_by             Critical-path class with the most time over the steady steps (NULL: no path).
 -- @column bound_by_pct         Its time / the steady steps' path time x 100 (%).
+-- @column est_step_without_profiler_ns  profiler_cost.est_step_ns: the median step without the
+--                              profiler's own cost, estimated from the events it recorded (ns).
+-- @column profiler_inflation_pct  profiler_cost.inflation_pct: how much the profiler lengthened
+--                              the step (%).
 CREATE OR REPLACE VIEW steady_summary AS
 WITH win AS (
     SELECT * FROM steady_state WHERE steps > 0
@@ -120,11 +125,13 @@ SELECT w.trace_id, t.rank, w.pid, w.step_rule, w.steps, w.warmup_steps, w.median
        100.0 * a.communication_ns / nullif(a.wall_ns, 0) AS communication_pct,
        100.0 * a.memcpy_ns / nullif(a.wall_ns, 0) AS memcpy_pct,
        mc.cause AS main_idle_cause, 100.0 * mc.idle_ns / nullif(a.idle_ns, 0) AS main_idle_cause_pct,
-       mf.mfu_pct, mf.unreliable AS mfu_unreliable, b.bound_by, b.bound_by_pct
+       mf.mfu_pct, mf.unreliable AS mfu_unreliable, b.bound_by, b.bound_by_pct,
+       pc.est_step_ns AS est_step_without_profiler_ns, pc.inflation_pct AS profiler_inflation_pct
 FROM win w
 JOIN traces t ON t.trace_id = w.trace_id
 JOIN agg a ON a.trace_id = w.trace_id AND a.pid = w.pid
 LEFT JOIN warm wm ON wm.trace_id = w.trace_id AND wm.pid = w.pid
 LEFT JOIN main_cause mc ON mc.trace_id = w.trace_id AND mc.pid = w.pid
 LEFT JOIN mfu_steady mf ON mf.trace_id = w.trace_id AND mf.pid = w.pid
-LEFT JOIN bound b ON b.trace_id = w.trace_id AND b.pid = w.pid;
+LEFT JOIN bound b ON b.trace_id = w.trace_id AND b.pid = w.pid
+LEFT JOIN profiler_cost pc ON pc.trace_id = w.trace_id AND pc.pid = w.pid;
