@@ -41,14 +41,15 @@ WHERE e.path_order IS NOT NULL;
 -- The path can be shorter than the step range, which also covers profiler and host
 -- bookkeeping between steps that nothing waits on.
 --
--- depends: cp_edges, cp_steps, cp_nodes, traces
+-- depends: cp_edges, cp_steps, cp_nodes, traces, steps
 --
 -- @column trace_id             Trace.
 -- @column rank                 Distributed rank (NULL when unknown).
 -- @column pid                  Process of the step.
 -- @column step                 Step range name.
 -- @column step_index           Order of the step in its process (0 = first).
--- @column step_ns              Length of the step range (ns).
+-- @column step_ns              Length of the step: steps.wall_ns (GPU-defined where the host runs
+--                              ahead), else the step range (ns).
 -- @column path_ns              Length of the critical path (ns); = the sum of the *_ns classes.
 -- @column cpu_ns               CPU operator and API-call time on the path (ns).
 -- @column data_loading_ns      DataLoader operators and data-loading ranges on the path (ns).
@@ -102,7 +103,8 @@ blocked AS (
       AND regexp_matches(n.name, '^cu(da)?((Device|Stream|Event|Ctx)Synchronize|Memcpy)')
     GROUP BY ALL
 )
-SELECT s.trace_id, t.rank, s.pid, s.step, s.step_index, s.end_ns - s.start_ns AS step_ns, s.path_ns,
+SELECT s.trace_id, t.rank, s.pid, s.step, s.step_index, coalesce(w.wall_ns, s.end_ns - s.start_ns) AS step_ns,
+       s.path_ns,
        coalesce(c.cpu_ns, 0) AS cpu_ns, coalesce(c.data_loading_ns, 0) AS data_loading_ns,
        coalesce(c.launch_overhead_ns, 0) AS launch_overhead_ns,
        coalesce(c.kernel_to_kernel_ns, 0) AS kernel_to_kernel_ns, coalesce(c.gpu_compute_ns, 0) AS gpu_compute_ns,
@@ -121,12 +123,13 @@ SELECT s.trace_id, t.rank, s.pid, s.step, s.step_index, s.end_ns - s.start_ns AS
                                     {'ns': c.sync_wait_ns + coalesce(b.blocked_sync_ns, 0), 'k': 'sync_wait'}],
                                    'DESC')][1]
        END AS bound_by,
-       100.0 * s.path_ns / nullif(s.end_ns - s.start_ns, 0) AS path_pct_of_step,
+       100.0 * s.path_ns / nullif(coalesce(w.wall_ns, s.end_ns - s.start_ns), 0) AS path_pct_of_step,
        NOT s.has_sync_events AS is_lower_bound
 FROM cp_steps s
 JOIN traces t ON t.trace_id = s.trace_id
 LEFT JOIN by_class c ON c.trace_id = s.trace_id AND c.step_id = s.step_id
 LEFT JOIN blocked b ON b.trace_id = s.trace_id AND b.step_id = s.step_id
+LEFT JOIN steps w ON w.trace_id = s.trace_id AND w.pid = s.pid AND w.step = s.step AND w.step_index = s.step_index
 WHERE s.path_ok;
 
 -- critical_path_ops: the operators, API calls and GPU operations that put the most time on

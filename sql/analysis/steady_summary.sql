@@ -11,7 +11,9 @@
 --   mfu_pct: the median of mfu.mfu_pct over the steady steps (NULL when one is unreliable);
 --   bound_by: the critical-path class (critical_path_summary) with the most time on the
 --   steady steps' paths, summed over them, the host's time inside waiting calls counted as
---   'sync_wait' and 'memcpy' (critical_path_summary.bound_by).
+--   'sync_wait' and 'memcpy' (critical_path_summary.bound_by), and the step time the paths
+--   do not cover counted for the class of main_idle_cause ('cpu' for host_wait), so that
+--   what bounds the step agrees with why the GPU is idle.
 --
 -- depends: steady_state, steps, step_phases, largest_gpu_gaps, mfu, critical_path_summary, traces,
 --          profiler_cost
@@ -43,7 +45,10 @@
 --                              a steady step's is unreliable).
 -- @column mfu_unreliable       Why a steady step's MFU is unreliable (mfu.mfu_unreliable; NULL: none is).
 -- @column bound_by             Critical-path class with the most time over the steady steps (NULL: no path).
--- @column bound_by_pct         Its time / the steady steps' path time x 100 (%).
+-- @column bound_by_pct         Its time / the steady steps' time (the path's, or the steps' where the
+--                              path is shorter) x 100 (%).
+-- @column path_pct_of_step     The steady steps' critical path / their time x 100 (%): under 100 %,
+--                              the rest counts for the class of the main idle cause (see bound_by).
 -- @column est_step_without_profiler_ns  profiler_cost.est_step_ns: the median step without the
 --                              profiler's own cost, estimated from the events it recorded (ns).
 -- @column profiler_inflation_pct  profiler_cost.inflation_pct: how much the profiler lengthened
@@ -95,7 +100,7 @@ mfu_steady AS (
     GROUP BY ALL
 ),
 path AS (
-    SELECT c.trace_id, c.pid, sum(c.path_ns) AS path_ns,
+    SELECT c.trace_id, c.pid, sum(c.path_ns) AS path_ns, sum(c.step_ns) AS step_ns,
            sum(c.cpu_ns) AS cpu, sum(c.data_loading_ns) AS data_loading, sum(c.launch_overhead_ns) AS launch_overhead,
            sum(c.kernel_to_kernel_ns) AS kernel_to_kernel, sum(c.gpu_compute_ns) AS gpu_compute,
            sum(c.communication_ns) AS communication, sum(c.memcpy_ns) AS memcpy, sum(c.sync_wait_ns) AS sync_wait,
@@ -104,17 +109,31 @@ path AS (
     JOIN steady_steps s ON s.trace_id = c.trace_id AND s.pid = c.pid AND s.step_index = c.step_index
     GROUP BY ALL
 ),
+uncovered AS (
+    -- step time the path does not cover (dependencies the trace does not show: the host's time
+    -- between Nsight's API calls, waits without sync events), given to the class of the steady
+    -- GPU idle's main cause: the host ('cpu') for host_wait or an unknown cause, queueing for
+    -- kernel_wait, the GPU's own graph for in_graph
+    SELECT p.*, greatest(p.step_ns - p.path_ns, 0) AS rest_ns,
+           CASE m.cause WHEN 'kernel_wait' THEN 'kernel_to_kernel' WHEN 'in_graph' THEN 'gpu_compute'
+                        WHEN 'other' THEN 'sync_wait' ELSE 'cpu' END AS rest_class
+    FROM path p LEFT JOIN main_cause m USING (trace_id, pid)
+),
 path_classes AS (
-    SELECT trace_id, pid, path_ns, unnest([
+    SELECT trace_id, pid, greatest(path_ns, step_ns) AS path_ns, path_ns AS path_only_ns, step_ns,
+           rest_ns, rest_class, unnest([
         {'k': 'cpu', 'ns': cpu - blocked_sync - blocked_copy}, {'k': 'data_loading', 'ns': data_loading},
         {'k': 'launch_overhead', 'ns': launch_overhead}, {'k': 'kernel_to_kernel', 'ns': kernel_to_kernel},
         {'k': 'gpu_compute', 'ns': gpu_compute}, {'k': 'communication', 'ns': communication},
         {'k': 'memcpy', 'ns': memcpy + blocked_copy}, {'k': 'sync_wait', 'ns': sync_wait + blocked_sync}]) AS c
-    FROM path
+    FROM uncovered
 ),
 bound AS (
-    SELECT trace_id, pid, arg_max(c.k, {'ns': c.ns, 'k': c.k}) AS bound_by,
-           100.0 * max(c.ns) / nullif(any_value(path_ns), 0) AS bound_by_pct
+    SELECT trace_id, pid,
+           arg_max(c.k, {'ns': c.ns + CASE WHEN c.k = rest_class THEN rest_ns ELSE 0 END, 'k': c.k}) AS bound_by,
+           100.0 * max(c.ns + CASE WHEN c.k = rest_class THEN rest_ns ELSE 0 END) / nullif(any_value(path_ns), 0)
+               AS bound_by_pct,
+           100.0 * any_value(path_only_ns) / nullif(any_value(step_ns), 0) AS path_pct_of_step
     FROM path_classes WHERE path_ns > 0 GROUP BY ALL
 )
 SELECT w.trace_id, t.rank, w.pid, w.step_rule, w.steps, w.warmup_steps, w.median_step_ns,
@@ -125,7 +144,7 @@ SELECT w.trace_id, t.rank, w.pid, w.step_rule, w.steps, w.warmup_steps, w.median
        100.0 * a.communication_ns / nullif(a.wall_ns, 0) AS communication_pct,
        100.0 * a.memcpy_ns / nullif(a.wall_ns, 0) AS memcpy_pct,
        mc.cause AS main_idle_cause, 100.0 * mc.idle_ns / nullif(a.idle_ns, 0) AS main_idle_cause_pct,
-       mf.mfu_pct, mf.unreliable AS mfu_unreliable, b.bound_by, b.bound_by_pct,
+       mf.mfu_pct, mf.unreliable AS mfu_unreliable, b.bound_by, b.bound_by_pct, b.path_pct_of_step,
        pc.est_step_ns AS est_step_without_profiler_ns, pc.inflation_pct AS profiler_inflation_pct
 FROM win w
 JOIN traces t ON t.trace_id = w.trace_id
