@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tracelake.jobs.ingest_job import FileOutcome
     from tracelake.jobs.run_job import RunSummary
 
-__all__ = ["open", "ingest", "run", "export", "diff", "charts", "__version__"]
+__all__ = ["open", "ingest", "run", "export", "diff", "set_peak", "charts", "__version__"]
 
 
 def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracelake.open is the API's name
@@ -40,6 +40,16 @@ def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracela
     from tracelake.lake.database import connect
 
     return connect(lake, read_only=True)
+
+
+def set_peak(peak: str | float | None) -> None:
+    """Declare the peak MFU is counted against, for the connections opened after the call (and the
+    worker processes of a later ``run``): the precision the model intends (``"bf16"``, ``"fp32"``,
+    ...) or a rate in TFLOP/s; None goes back to the trace's own (the precision holding most of
+    its modelled FLOPs). The CLI's ``--peak``. ValueError for anything else."""
+    from tracelake.lake import declared_peak
+
+    declared_peak.declare(None if peak is None else str(peak))
 
 
 def _ingest(paths: str | Path | Iterable[str | Path], lake: str | Path,

@@ -23,6 +23,7 @@ from ..lake.format_version import LakeTooNew
 from ..lake.lock import LakeBusy, LakeReadOnly
 from ..lake.version import __version__
 from .limit_options import add_limit_options, add_memory_option, apply_memory_option
+from .peak_option import add_peak_option, apply_peak_option
 from .terminal import say
 from .time_units import DEFAULT as DEFAULT_TIME_UNIT
 from .time_units import UNITS as TIME_UNITS
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "a column's name says its unit (total_ns, total_us, total_ms, total_s)")
     s.add_argument("--lake", metavar="DIR", help="ingest into this lake and keep it; files it holds unchanged are read from it "
                         "(default: nothing is written)")
+    add_peak_option(s)
 
     s = sub.add_parser("diff", help="what changed between two traces or runs, why, and is it real (a CI gate)",
                        description="Compare the steady-state step time of BASE and NEW (median, p90, spread; a change "
@@ -112,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="refuse anything but queries, and any file access outside the lake (default: the "
                         "query runs with your rights, like the duckdb CLI: COPY ... TO can write files)")
     s.add_argument("query", metavar="QUERY")
+    add_peak_option(s)
 
     s = sub.add_parser("relink", help="rebuild a lake's tracelake.duckdb (after moving the lake folder)",
                        description="Rebuild the lake's database (its views hold the lake's absolute path).",
@@ -195,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     verbosity.add_argument("-q", "--quiet", action="store_true", help="print only errors")
     verbosity.add_argument("-v", "--verbose", action="store_true", help="one line per file, warnings too")
     verbosity.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout")
+    add_peak_option(s)
 
     s = sub.add_parser("report", help="write HTML reports (one trace, or an index of several with their pages)",
                        description="Self-contained static HTML: inline CSS and SVG charts (PNG in the --eml mail), "
@@ -208,6 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "attached PNGs); needs one --trace unless the lake holds a single trace")
     s.add_argument("--export", action="store_true", help=EXPORT_HELP)
     add_memory_option(s)
+    add_peak_option(s)
 
     s = sub.add_parser("mail", help="send a report .eml file by SMTP",
                        description="Send an .eml written by `tracelake report --eml`. The SMTP password, if any, "
@@ -274,6 +279,7 @@ def _exit_now(code: int) -> NoReturn:
 def _run(args) -> int:
     prefer_jemalloc()  # before the commands import pyarrow
     apply_memory_option(args)  # before any worker process starts
+    apply_peak_option(args)
     use_cores(getattr(args, "jobs", None))
     from .commands import COMMANDS
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import duckdb
 
+from . import declared_peak
 from .cores import bounded, threads
 from .memory_budget import limit_duckdb
 
@@ -27,9 +28,11 @@ BULK_ASOF_LOOP_JOIN_ROWS = 0
 
 def planner_settings(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Turn off SLOW_OPTIMIZERS on `con` (those this DuckDB has), give DuckDB this process's
-    `threads` where a job bounds them (else DuckDB takes every core) and, under a memory budget
+    `threads` where a job bounds them (else DuckDB takes every core), the declared MFU peak
+    (declared_peak) and, under a memory budget
     (`--max-memory`), limit DuckDB's memory (memory_budget.limit_duckdb); returns `con`."""
     limit_duckdb(con)
+    declared_peak.apply(con)
     if bounded():
         con.execute(f"SET threads = {threads()}")
     known = {r[0] for r in con.execute("SELECT name FROM duckdb_optimizers()").fetchall()}
