@@ -8,7 +8,7 @@
 -- @column pid                 Process of the step.
 -- @column step                Step range name (ProfilerStep#N, step N; '(trace)' when none).
 -- @column step_index          Order of the step in its process (0 = first).
--- @column step_ns             Length of the step range (ns).
+-- @column step_ns             Length of the step (critical_path_summary.step_ns).
 -- @column path_ns             Length of the critical path (ns); = the sum of the *_ns classes.
 -- @column cpu_ns              CPU operator and API-call time on the path (ns).
 -- @column data_loading_ns     DataLoader operators and data-loading ranges on the path (ns).
@@ -18,7 +18,9 @@
 -- @column communication_ns    Communication (NCCL/RCCL) kernels (ns).
 -- @column memcpy_ns           Memcpy and memset (ns).
 -- @column sync_wait_ns        GPU operation end -> the waiting CPU call's return (ns).
--- @column bound_by            The class with the most time on the path.
+-- @column blocked_sync_ns     Of cpu_ns, the host's time inside calls that wait for the GPU (ns).
+-- @column blocked_copy_ns     Of cpu_ns, the host's time inside other copy calls (ns).
+-- @column bound_by            What bounds the step (critical_path_summary.bound_by).
 -- @column path_pct_of_step    path_ns / step_ns x 100.
 -- @column is_lower_bound      True when the trace has no GPU synchronization events: CPU
 --                             waits on the GPU are unseen, so the path may be longer.

@@ -53,16 +53,18 @@ def test_gpu_missing_from_the_table_gives_null_roofs(con):
     assert rows(con, "SELECT step, flops, mfu_pct, peak_tflops FROM mfu") == [("ProfilerStep#1", 2 * 64**3, None, None)]
 
 
-def test_mfu_counts_each_call_at_its_own_peak(con):
+def test_mfu_counts_every_call_at_the_precision_the_model_intends(con):
+    """One peak per trace: the precision holding most of the modelled FLOPs (bf16 here), so that an
+    fp32 GEMM taking longer lowers MFU instead of raising it through a lower peak."""
     trace(con)
     given(con, "annotations", ANNOTATION, [STEP])
-    op(con, 1, "aten::mm", [[1000, 1000], [1000, 1000]], [BF, BF])   # 2e9 FLOPs at 989.5
-    op(con, 2, "aten::mm", [[500, 1000], [1000, 1000]], [F32, F32])  # 1e9 FLOPs at 67 (fp32)
+    op(con, 1, "aten::mm", [[1000, 1000], [1000, 1000]], [BF, BF])   # 2e9 FLOPs in bf16
+    op(con, 2, "aten::mm", [[500, 1000], [1000, 1000]], [F32, F32])  # 1e9 FLOPs in fp32
     op(con, 3, "aten::add", [[10], [10], []], [BF, BF, "Scalar"])     # no FLOPs model
     load_sql(con, "analysis/mfu.sql")
-    peak_ns = 2e9 / 989.5e3 + 1e9 / 67e3
-    (row,) = rows(con, "SELECT wall_ns, flops, achieved_tflops, peak_tflops, mfu_pct, flops_device_ns FROM mfu")
-    assert row == pytest.approx((1_000_000, 3e9, 3e9 / 1e6 / 1e3, 3e9 / peak_ns / 1e3, 100 * peak_ns / 1e6, 2000))
+    (row,) = rows(con, """SELECT wall_ns, flops, achieved_tflops, peak_precision, peak_tflops, mfu_pct, flops_device_ns
+                          FROM mfu""")
+    assert row == pytest.approx((1_000_000, 3e9, 3e9 / 1e6 / 1e3, "bf16", 989.5, 100 * 3e9 / (1e6 * 989.5e3), 2000))
     (cov,) = rows(con, "SELECT gpu_ns, modelled_ns, flops_modelled_ns, coverage_pct, has_shapes FROM model_coverage")
     assert cov == (3000, 3000, 2000, 100.0, True)
 

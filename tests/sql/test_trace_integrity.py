@@ -31,12 +31,14 @@ def test_each_check_passes_on_a_sound_trace_and_fires_on_its_fault(con):
         ("bad", 100_000, json.dumps({"unanalysed_device_events": {"npu_op": 5, "dsp_op": 2}})),
     ])
     given(con, "api_calls", API, [_call("good", 500, 1), _call("good", 2_500, 2),
-                                  _call("bad", 500, 1), _call("bad", 5_000, 2), _call("bad", 9_000, 3)])
+                                  _call("bad", 500, 1), _call("bad", 5_000, 2), _call("bad", 9_000, 3),
+                                  _call("bad", 20_000, 4)])
     given(con, "kernels", KERNEL, [
         _kernel("good", 1, 1_000, 2_000, 1), _kernel("good", 1, 3_000, 4_000, 2),
         _kernel("bad", None, 100, 400, None),    # no process, and before the first call
         _kernel("bad", 1, 4_000, 4_500, 2),       # starts before its call (5_000)
-        _kernel("bad", 1, 9_100, 60_000, 3),      # mostly outside the steps below
+        _kernel("bad", 1, 9_100, 9_400, 3),       # launched in the first step below
+        _kernel("bad", 1, 20_100, 60_000, 4),     # launched after the steps: outside them
     ])
     given(con, "annotations", ANNOTATION, [
         ("good", 1, 1, 11, 0, 2_200, "ProfilerStep#1", "user_annotation", False),
@@ -50,13 +52,13 @@ def test_each_check_passes_on_a_sound_trace_and_fires_on_its_fault(con):
                                                    "steps_cover_gpu_work", "step_rule_agrees", "clocks_line_up")}
     bad = _checks(con, "bad")
     assert bad["device_work_analysed"] == (False, "device events of categories not analysed: npu_op (5), dsp_op (2)", 7)
-    assert bad["gpu_work_has_ids"] == (False, "1 of 3 GPU operations have no process or device", 1)
+    assert bad["gpu_work_has_ids"] == (False, "1 of 4 GPU operations have no process or device", 1)
     assert bad["gpu_work_in_window"] == (False, "1 GPU operations start before the first API call", 1)
-    # the steps hold 900 ns of 900 + 300 + 500 + 50_900 ns busy (the pid-less kernel counts in no process)
-    busy = 500 + 50_900
+    # the steps hold 300 ns of 500 + 300 + 39_900 ns busy (the pid-less kernel counts in no process)
+    busy = 500 + 300 + 39_900
     assert bad["steps_cover_gpu_work"][0] is False
-    assert bad["steps_cover_gpu_work"][2] == round(100 - 100 * 900 / busy, 1)
-    assert bad["clocks_line_up"] == (False, "1 of 2 kernels start before the call that launched them", 1)
+    assert bad["steps_cover_gpu_work"][2] == round(100 - 100 * 300 / busy, 1)
+    assert bad["clocks_line_up"] == (False, "1 of 3 kernels start before the call that launched them", 1)
     assert bad["step_rule_agrees"] == (True, None, None)
 
 
