@@ -11,11 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import pty
 import subprocess
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import DATA, REPO
 from tracelake.analysis import diff_gate, diff_noise
 from tracelake.jobs.diff import DiffInputError, diff
 from tracelake.jobs.ingest_job import ingest_paths
@@ -197,3 +199,32 @@ def test_conditions_parse_and_fire():
     assert diff_gate.fired(diff_gate.parse("kernel:* > +10%"), r)  # appeared: +inf %
     r["noise"]["within_noise"] = True
     assert not diff_gate.fired(diff_gate.parse("step_time > +5%"), r)
+
+
+def test_terminal_table_has_its_line_breaks():
+    """On a terminal (a pseudo-terminal here), the table is its lines, as in a pipe: not one line
+    of escaped '\\n' (issue #49)."""
+    trace = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the CLI with the terminal as its standard output
+        os.chdir(REPO)
+        os.execve(sys.executable, [sys.executable, "-m", "tracelake.cli.main", "diff", str(trace), str(trace)],
+                  {**os.environ, "COLUMNS": "150"})
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    seen = b"".join(chunks).decode()
+    piped = cli(trace, trace).stdout
+    assert "\\n" not in seen
+    # the terminal turns each line break into CR LF; the text is the pipe's, line for line
+    assert seen.replace("\r\n", "\n").splitlines()[:3] == piped.splitlines()[:3]
+    assert seen.count("\r\n") == piped.count("\n") > 10
