@@ -597,10 +597,10 @@ def diff(args) -> int:
     except OSError as e:
         say(f"error  writing {e.filename}: {e.strerror}", err=True)
         return EXIT_USAGE
-    lines = [line for line in (diff_gate.fired(c, result) for c in conditions) if line]
-    for line in lines:
-        say(f"FAIL   {line}", err=True)
-    return EXIT_SOME_FAILED if lines else EXIT_OK
+    outcomes = [o for o in (diff_gate.check(c, result) for c in conditions) if o]
+    for o in outcomes:
+        say(f"{'FAIL  ' if o.failed else 'UNSURE'} {o.line}", err=True)
+    return EXIT_SOME_FAILED if any(o.failed for o in outcomes) else EXIT_OK
 
 
 COMMANDS = {"ingest": ingest, "stats": stats, "sql": sql, "relink": relink, "compact": compact, "callctx": callctx,
