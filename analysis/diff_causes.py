@@ -23,6 +23,8 @@ work and idle time is given to exactly one cause:
 The peak allocated GPU memory of the steady steps (memory_peaks) explains no step time: when it
 differs by MIN_MEMORY_BYTES or more, a 'memory' cause with change_ns 0 follows the timed causes,
 the peaks of both sides in its evidence.
+Evidence is typed one way per key: times and bytes are int (ns, bytes per step), counts per step
+and percentages float, names str (None where a side has none).
 Overlapping GPU work (several streams) is counted in each operation: that overlap, and the
 difference between the median and mean step, is what the causes leave unexplained.
 """
@@ -74,6 +76,12 @@ def side_figures(con, trace_ids: list[str]) -> dict:
             "syncs": {nm: calls / n for nm, calls in syncs},
             "collectives": [(rank, op, last, calls / n, transfer / n, wait / n, skew or 0, (b or 0) / n, kernel, calls)
                             for rank, op, last, calls, transfer, wait, skew, b, kernel in comm]}
+
+
+def per_step(count: float) -> float:
+    """A count per step in the evidence: always a float (2 decimals), so that every cause's evidence
+    has one type per key (polars.DataFrame(result["causes"]) refuses ints and floats mixed)."""
+    return round(float(count), 2)
 
 
 def _cause(kind: str, name: str, base: float, new: float, evidence: dict) -> dict:
@@ -133,7 +141,7 @@ def causes(base: dict, new: dict) -> list[dict]:
     for (kind, name), g in groups.items():
         if kind == "kernel" and _FP32_GEMM.search(name) and not (g["base"] and g["new"]):
             kind = "precision"
-        ev = {"calls_per_step": [round(c, 2) for c in g["calls"]]}
+        ev = {"calls_per_step": [per_step(c) for c in g["calls"]]}
         if kind in ("precision", "operator"):
             ev["launches"] = sorted({f"{s}: {ln} {sh or ''} {dt or ''}".strip() for s, ln, sh, dt in g["ops"]})
         elif g["ops"]:
@@ -148,9 +156,9 @@ def causes(base: dict, new: dict) -> list[dict]:
     for kind, name in base["idle"].keys() | new["idle"].keys():
         gb, b = base["idle"].get((kind, name), (0, 0))
         gn, n = new["idle"].get((kind, name), (0, 0))
-        ev = {"gaps_over_10us_per_step": [round(gb, 2), round(gn, 2)]}
+        ev = {"gaps_over_10us_per_step": [per_step(gb), per_step(gn)]}
         if kind == "sync":
-            counts = {s: [round(base["syncs"].get(s, 0), 2), round(new["syncs"].get(s, 0), 2)]
+            counts = {s: [per_step(base["syncs"].get(s, 0)), per_step(new["syncs"].get(s, 0))]
                       for s in sorted(base["syncs"].keys() | new["syncs"].keys())}
             ev["sync_calls_per_step"] = {s: c for s, c in counts.items() if s == name or c[0] != c[1]}
         out.append(_cause(kind, name, b, n, ev))
@@ -183,7 +191,7 @@ def communication_causes(base: list[tuple], new: list[tuple]) -> list[dict]:
                     last[rank][i][0] += n_calls
                     last[rank][i][2] += skew
     out = [_cause("communication", op, *g["ns"], {
-        "calls_per_step": [round(c, 2) for c in g["calls"]], "bytes_per_step": [round(b) for b in g["bytes"]],
+        "calls_per_step": [per_step(c) for c in g["calls"]], "bytes_per_step": [round(b) for b in g["bytes"]],
         "kernels": sorted(g["kernels"])[:3]}) for op, g in ops.items()]
     for r, (b, n) in waits.items():
         counts = last[r]

@@ -284,3 +284,34 @@ def test_terminal_table_has_its_line_breaks():
     # the terminal turns each line break into CR LF; the text is the pipe's, line for line
     assert seen.replace("\r\n", "\n").splitlines()[:3] == piped.splitlines()[:3]
     assert seen.count("\r\n") == piped.count("\n") > 10
+
+
+def _types(value, path: str, seen: dict) -> None:
+    """Each key path's value types (list items at 'path[]'; dict keys that are names, such as the
+    sync calls of sync_calls_per_step, at 'path.*'), None left out."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _types(v, f"{path}.{'*' if path.endswith('per_step') else k}", seen)
+    elif isinstance(value, list):
+        for v in value:
+            _types(v, f"{path}[]", seen)
+    elif value is not None:
+        seen.setdefault(path, set()).add(type(value).__name__)
+
+
+@pytest.mark.parametrize("source", FILES)
+def test_causes_are_typed_one_way_per_key(lake, source):
+    """polars.DataFrame(result["causes"]) (docs/diff.md) refuses a key that holds ints in one
+    cause and floats in another; so does any typed reader of the JSON."""
+    import polars
+
+    results = [diffed(lake, source, "base", v) for v in ["base-repeat", *VARIANTS]]
+    seen: dict = {}
+    for r in results:
+        for c in r["causes"]:
+            _types(c, "cause", seen)
+        _types(r["noise"], "noise", seen)
+    assert {path: kinds for path, kinds in seen.items() if len(kinds) > 1} == {}
+    assert seen["cause.evidence.calls_per_step[]"] == {"float"} and seen["cause.change_ns"] == {"int"}
+    for r in results:
+        assert polars.DataFrame(r["causes"]).height == len(r["causes"])
