@@ -7,8 +7,10 @@ different step counts compare, and causes add up to a change of the mean step ti
 
 A step's wall time is its GPU busy time plus its GPU idle time, so every nanosecond of GPU
 work and idle time is given to exactly one cause:
-- GPU work launched by an operator whose inputs changed dtype (same name and shapes on both
-  sides, or the only changed calls of that operator): 'precision';
+- GPU work launched by an operator whose inputs changed type (the tensor types of its calls of
+  one shape, or of all its changed calls, differ between the sides: bf16 on both sides in calls
+  of another arity is no precision change): 'precision', removed and added calls netted in one
+  cause per operator;
 - GPU work of operator calls whose shapes exist on one side only: 'operator' (one cause per
   operator name; the evidence lists the shapes);
 - the rest by operation name: kernels ('kernel', or 'precision' for a GEMM kernel that runs
@@ -31,6 +33,7 @@ difference between the median and mean step, is what the causes leave unexplaine
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 
@@ -102,14 +105,30 @@ def _operator_groups(base_work, new_work) -> dict:
         only_b, only_n = b - n, n - b
         if not only_b and not only_n:
             continue
-        shapes_b, shapes_n = {s for s, _ in only_b}, {s for s, _ in only_n}
-        dtypes_b, dtypes_n = {d for _, d in only_b}, {d for _, d in only_n}
-        both = shapes_b & shapes_n  # the same shapes at another dtype
-        claims.update({(op, *k): ("precision", op) for k in only_b | only_n if k[0] in both})
+        # the same shapes whose inputs changed type
+        retyped = {sh for sh in {s for s, _ in only_b} & {s for s, _ in only_n}
+                   if _input_types({k for k in only_b if k[0] == sh}) != _input_types({k for k in only_n if k[0] == sh})}
+        claims.update({(op, *k): ("precision", op) for k in only_b | only_n if k[0] in retyped})
         rest = {k for k in only_b | only_n if (op, k[0], k[1]) not in claims}
-        kind = "precision" if only_b and only_n and dtypes_b.isdisjoint(dtypes_n) else "operator"
+        types_b = _input_types({k for k in rest if k in only_b})
+        types_n = _input_types({k for k in rest if k in only_n})
+        kind = "precision" if types_b and types_n and types_b != types_n else "operator"
         claims.update({(op, sh, dt): (kind, op) for sh, dt in rest})
     return claims
+
+
+def _input_types(calls: set[tuple]) -> frozenset[str]:
+    """The tensor types among the inputs of these (shapes, dtypes) calls: launcher_dtypes is a JSON
+    list with '' for an input that is no tensor (a list of types for a tensor list). A call with more or fewer inputs of the same
+    types (eager against compiled) has the same types."""
+    return frozenset(t for _, dt in calls if dt for t in _tensor_types(json.loads(dt)))
+
+
+def _tensor_types(value) -> list[str]:
+    """The type names in a launcher_dtypes value (a list of inputs; a tensor list input is a list)."""
+    if isinstance(value, list):
+        return [t for v in value for t in _tensor_types(v)]
+    return [value] if isinstance(value, str) and value else []
 
 
 def causes(base: dict, new: dict) -> list[dict]:

@@ -21,7 +21,7 @@ import sys
 
 import pytest
 from conftest import DATA, REPO
-from tracelake.analysis import diff_gate, diff_noise
+from tracelake.analysis import diff_causes, diff_gate, diff_noise
 from tracelake.jobs.diff import DiffInputError, diff
 from tracelake.jobs.ingest_job import ingest_paths
 
@@ -315,3 +315,30 @@ def test_causes_are_typed_one_way_per_key(lake, source):
     assert seen["cause.evidence.calls_per_step[]"] == {"float"} and seen["cause.change_ns"] == {"int"}
     for r in results:
         assert polars.DataFrame(r["causes"]).height == len(r["causes"])
+
+
+def _work(launcher: str, shapes: str, dtypes: str, ns: float) -> tuple:
+    """A steady_gpu_work row per step, as diff_causes.side_figures gives it."""
+    return ("compute", f"kernel of {launcher} {shapes}", None, launcher, shapes, dtypes, 1.0, ns, 0.0)
+
+
+def _side(*work) -> dict:
+    return {"work": list(work), "idle": {}, "syncs": {}, "collectives": []}
+
+
+def test_precision_only_when_input_types_change():
+    bf16_2, bf16_3 = '["c10::BFloat16","c10::BFloat16"]', '["c10::BFloat16","c10::BFloat16","c10::BFloat16"]'
+    fp32_2 = '["float","float"]'
+    base = _side(_work("aten::mm", "[[8,8],[8,8]]", bf16_2, 5000))
+    # compiled: another arity and shapes, bf16 on both sides: an operator change, not precision
+    r = diff_causes.causes(base, _side(_work("aten::mm", "[[8,8],[8,8],[8]]", bf16_3, 3000)))
+    assert [(c["kind"], c["name"], c["change_ns"]) for c in r] == [("operator", "aten::mm", -2000)]
+    # the same shapes in fp32: precision, the removed bf16 and the added fp32 calls netted in one cause
+    r = diff_causes.causes(base, _side(_work("aten::mm", "[[8,8],[8,8]]", fp32_2, 9000)))
+    assert [(c["kind"], c["name"], c["change_ns"]) for c in r] == [("precision", "aten::mm", 4000)]
+    # other shapes in fp32 (the only changed calls): precision
+    r = diff_causes.causes(base, _side(_work("aten::mm", "[[8,16],[16,8]]", fp32_2, 9000)))
+    assert [(c["kind"], c["change_ns"]) for c in r] == [("precision", 4000)]
+    # the same shapes and types, but an input that is no tensor now: not precision
+    r = diff_causes.causes(base, _side(_work("aten::mm", "[[8,8],[8,8]]", '["c10::BFloat16","c10::BFloat16",""]', 7000)))
+    assert [c["kind"] for c in r] == ["operator"]
