@@ -84,7 +84,8 @@ def run_rows(con, trace_rows: list[dict]) -> list[dict]:
     by_trace = {r["trace_id"]: r for r in trace_rows}
     runs = frame(con, """
         SELECT run_id, trace_ids, first_file, start_epoch_ns, ranks, steps_per_rank, median_step_ns,
-               kernel_ns_per_rank, idle_pct, previous_run_id, previous_file, compared_per, change_pct
+               kernel_ns_per_rank, idle_pct, previous_run_id, previous_file, paired_because, compared_per,
+               change_pct
         FROM run_overview ORDER BY start_epoch_ns NULLS LAST, first_file""").to_dicts()
     out = []
     for run in runs:

@@ -77,6 +77,9 @@ def test_index_page_for_a_team_lead(history_con, tmp_path):
     changed = html.split("Changed since the previous run")[1].split("<h2>")[0]
     assert re.search(r"day1\.pt\.trace\.json\.gz</td><td>\d{4}-\d\d-\d\d \d\d:\d\d</td><td>day0", changed)
     assert "+25." in changed and "-20." in changed
+    # why each is paired with the day before: the same program on the same GPU
+    assert changed.count("program names differ (day1, day0), same GPU (H100 80GB HBM3), 100 % of operators and "
+                         "ranges shared") == 1
     # the MNIST trace has 3 steady steps: even 3 steps all 25 % slower than 3 others cannot be
     # told from noise (the exact rank test's smallest p is 2/20 = 0.1), so no run got slower;
     # the index says what each diff page says
