@@ -7,8 +7,10 @@ different step counts compare, and causes add up to a change of the mean step ti
 
 A step's wall time is its GPU busy time plus its GPU idle time, so every nanosecond of GPU
 work and idle time is given to exactly one cause:
-- GPU work launched by an operator whose inputs changed dtype (same name and shapes on both
-  sides, or the only changed calls of that operator): 'precision';
+- GPU work launched by an operator whose inputs changed type (the tensor types of its calls of
+  one shape, or of all its changed calls, differ between the sides: bf16 on both sides in calls
+  of another arity is no precision change): 'precision', removed and added calls netted in one
+  cause per operator;
 - GPU work of operator calls whose shapes exist on one side only: 'operator' (one cause per
   operator name; the evidence lists the shapes);
 - the rest by operation name: kernels ('kernel', or 'precision' for a GEMM kernel that runs
@@ -23,12 +25,15 @@ work and idle time is given to exactly one cause:
 The peak allocated GPU memory of the steady steps (memory_peaks) explains no step time: when it
 differs by MIN_MEMORY_BYTES or more, a 'memory' cause with change_ns 0 follows the timed causes,
 the peaks of both sides in its evidence.
+Evidence is typed one way per key: times and bytes are int (ns, bytes per step), counts per step
+and percentages float, names str (None where a side has none).
 Overlapping GPU work (several streams) is counted in each operation: that overlap, and the
 difference between the median and mean step, is what the causes leave unexplained.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 
@@ -76,6 +81,12 @@ def side_figures(con, trace_ids: list[str]) -> dict:
                             for rank, op, last, calls, transfer, wait, skew, b, kernel in comm]}
 
 
+def per_step(count: float) -> float:
+    """A count per step in the evidence: always a float (2 decimals), so that every cause's evidence
+    has one type per key (polars.DataFrame(result["causes"]) refuses ints and floats mixed)."""
+    return round(float(count), 2)
+
+
 def _cause(kind: str, name: str, base: float, new: float, evidence: dict) -> dict:
     return {"kind": kind, "name": name, "change_ns": round(new - base),
             "evidence": {"base_ns_per_step": round(base), "new_ns_per_step": round(new), **evidence}}
@@ -94,14 +105,30 @@ def _operator_groups(base_work, new_work) -> dict:
         only_b, only_n = b - n, n - b
         if not only_b and not only_n:
             continue
-        shapes_b, shapes_n = {s for s, _ in only_b}, {s for s, _ in only_n}
-        dtypes_b, dtypes_n = {d for _, d in only_b}, {d for _, d in only_n}
-        both = shapes_b & shapes_n  # the same shapes at another dtype
-        claims.update({(op, *k): ("precision", op) for k in only_b | only_n if k[0] in both})
+        # the same shapes whose inputs changed type
+        retyped = {sh for sh in {s for s, _ in only_b} & {s for s, _ in only_n}
+                   if _input_types({k for k in only_b if k[0] == sh}) != _input_types({k for k in only_n if k[0] == sh})}
+        claims.update({(op, *k): ("precision", op) for k in only_b | only_n if k[0] in retyped})
         rest = {k for k in only_b | only_n if (op, k[0], k[1]) not in claims}
-        kind = "precision" if only_b and only_n and dtypes_b.isdisjoint(dtypes_n) else "operator"
+        types_b = _input_types({k for k in rest if k in only_b})
+        types_n = _input_types({k for k in rest if k in only_n})
+        kind = "precision" if types_b and types_n and types_b != types_n else "operator"
         claims.update({(op, sh, dt): (kind, op) for sh, dt in rest})
     return claims
+
+
+def _input_types(calls: set[tuple]) -> frozenset[str]:
+    """The tensor types among the inputs of these (shapes, dtypes) calls: launcher_dtypes is a JSON
+    list with '' for an input that is no tensor (a list of types for a tensor list). A call with more or fewer inputs of the same
+    types (eager against compiled) has the same types."""
+    return frozenset(t for _, dt in calls if dt for t in _tensor_types(json.loads(dt)))
+
+
+def _tensor_types(value) -> list[str]:
+    """The type names in a launcher_dtypes value (a list of inputs; a tensor list input is a list)."""
+    if isinstance(value, list):
+        return [t for v in value for t in _tensor_types(v)]
+    return [value] if isinstance(value, str) and value else []
 
 
 def causes(base: dict, new: dict) -> list[dict]:
@@ -133,7 +160,7 @@ def causes(base: dict, new: dict) -> list[dict]:
     for (kind, name), g in groups.items():
         if kind == "kernel" and _FP32_GEMM.search(name) and not (g["base"] and g["new"]):
             kind = "precision"
-        ev = {"calls_per_step": [round(c, 2) for c in g["calls"]]}
+        ev = {"calls_per_step": [per_step(c) for c in g["calls"]]}
         if kind in ("precision", "operator"):
             ev["launches"] = sorted({f"{s}: {ln} {sh or ''} {dt or ''}".strip() for s, ln, sh, dt in g["ops"]})
         elif g["ops"]:
@@ -148,9 +175,9 @@ def causes(base: dict, new: dict) -> list[dict]:
     for kind, name in base["idle"].keys() | new["idle"].keys():
         gb, b = base["idle"].get((kind, name), (0, 0))
         gn, n = new["idle"].get((kind, name), (0, 0))
-        ev = {"gaps_over_10us_per_step": [round(gb, 2), round(gn, 2)]}
+        ev = {"gaps_over_10us_per_step": [per_step(gb), per_step(gn)]}
         if kind == "sync":
-            counts = {s: [round(base["syncs"].get(s, 0), 2), round(new["syncs"].get(s, 0), 2)]
+            counts = {s: [per_step(base["syncs"].get(s, 0)), per_step(new["syncs"].get(s, 0))]
                       for s in sorted(base["syncs"].keys() | new["syncs"].keys())}
             ev["sync_calls_per_step"] = {s: c for s, c in counts.items() if s == name or c[0] != c[1]}
         out.append(_cause(kind, name, b, n, ev))
@@ -183,7 +210,7 @@ def communication_causes(base: list[tuple], new: list[tuple]) -> list[dict]:
                     last[rank][i][0] += n_calls
                     last[rank][i][2] += skew
     out = [_cause("communication", op, *g["ns"], {
-        "calls_per_step": [round(c, 2) for c in g["calls"]], "bytes_per_step": [round(b) for b in g["bytes"]],
+        "calls_per_step": [per_step(c) for c in g["calls"]], "bytes_per_step": [round(b) for b in g["bytes"]],
         "kernels": sorted(g["kernels"])[:3]}) for op, g in ops.items()]
     for r, (b, n) in waits.items():
         counts = last[r]

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..ingest.printable import has_control, terminal_text
+from ..ingest.printable import has_control, terminal_lines
 from ..jobs import fs_errors
 from ..lake.database import DB_FILE, connect
 from ..lake.version import __version__
@@ -298,7 +298,7 @@ def callctx(args) -> int:
         Path(args.output).write_bytes(data)
     else:
         if sys.stdout.isatty():  # frame and kernel names come from the trace: escaped on a terminal
-            data = "\n".join(map(terminal_text, data.decode("utf-8", "replace").split("\n"))).encode()
+            data = terminal_lines(data.decode("utf-8", "replace")).encode()
         sys.stdout.buffer.write(data)
     return EXIT_OK
 
@@ -586,7 +586,7 @@ def diff(args) -> int:
         import shutil  # not output.table_width: it loads polars, a third of a lake diff's time
 
         tty = sys.stdout.isatty() and not args.output
-        text = (terminal_text(as_table(result, shutil.get_terminal_size((120, 24)).columns)) if tty
+        text = (terminal_lines(as_table(result, shutil.get_terminal_size((120, 24)).columns)) if tty
                 else as_table(result, None))
     try:
         if args.output:
@@ -600,10 +600,10 @@ def diff(args) -> int:
     except OSError as e:
         say(f"error  writing {e.filename}: {e.strerror}", err=True)
         return EXIT_USAGE
-    lines = [line for line in (diff_gate.fired(c, result) for c in conditions) if line]
-    for line in lines:
-        say(f"FAIL   {line}", err=True)
-    return EXIT_SOME_FAILED if lines else EXIT_OK
+    outcomes = [o for o in (diff_gate.check(c, result) for c in conditions) if o]
+    for o in outcomes:
+        say(f"{'FAIL  ' if o.failed else 'UNSURE'} {o.line}", err=True)
+    return EXIT_SOME_FAILED if any(o.failed for o in outcomes) else EXIT_OK
 
 
 COMMANDS = {"ingest": ingest, "stats": stats, "sql": sql, "relink": relink, "compact": compact, "callctx": callctx,

@@ -42,7 +42,7 @@ def _box(table: str) -> str:
 def as_table(result: dict, width: int | None) -> str:
     from .table_format import format_table
 
-    st, steps, noise = result["step_time_ns"], result["steps"], result["noise"]
+    steps, noise = result["steps"], result["noise"]
     b, n = steps["base"], steps["new"]
     lines = [f"base  {result['base']}  ({b['steps']} steady steps)",
              f"new   {result['new']}  ({n['steps']} steady steps)", ""]
@@ -51,9 +51,8 @@ def as_table(result: dict, width: int | None) -> str:
             for label, key in (("median", "median_ns"), ("p90", "p90_ns"), ("IQR (spread)", "iqr_ns"))]
     lines.append("Step time (steady state, ms)")
     lines.append(_box(format_table(["", "base", "new", "change", "change_pct"], rows, width, percent=True)))
-    verdict = ("within noise" if noise["within_noise"] else ("slower" if st["change_ns"] > 0 else "faster"))
-    lines.append(f"Verdict: {verdict} (Mann-Whitney U p = {noise['p_value']:.2g}; spread {noise['spread_ns'] / 1e6:.3f} ms"
-                 f"; test: {noise['test']})")
+    lines.append(f"Verdict: {noise['verdict']} ({noise['why']}; Mann-Whitney U p = {noise['p_value']:.2g}, "
+                 f"{noise['method']}; spread {noise['spread_ns'] / 1e6:.3f} ms; test: {noise['test']})")
     lines.append("")
     causes = result["causes"]
     lines.append("Causes, largest first (ms per steady step)")

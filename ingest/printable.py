@@ -7,6 +7,8 @@
   C1, which can move the cursor, erase lines or forge output) and Unicode bidirectional
   overrides become escapes (`\\n`, `\\x1b`, `\\u202e`). Used wherever a name or any string from
   a trace is printed (progress lines, errors, warnings, `tracelake sql` tables).
+- terminal_lines: text of several lines made safe line by line: its line breaks are kept (the
+  `tracelake diff` table, `callctx` output on a terminal).
 """
 
 from __future__ import annotations
@@ -41,3 +43,7 @@ def has_control(text: str) -> bool:
 
 def terminal_text(text) -> str:
     return _CONTROL.sub(_escape, path_text(text))
+
+
+def terminal_lines(text: str) -> str:
+    return "\n".join(map(terminal_text, text.split("\n")))

@@ -103,18 +103,20 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     rows |= {r["trace_id"]: r for r in (index_rows(con, missing) if missing else [])}
     listed = (failures or []) + [{"path": e["trace_id"], "error": f"report page of {e['trace_id']}: {e['error']}"}
                                  for e in errors]
-    diff_links = {run: Path(os.path.relpath(p, index.parent)).as_posix() for run, p in diffs.items()}
+    diff_links = {run: {"link": Path(os.path.relpath(p, index.parent)).as_posix(), "verdict": verdict}
+                  for run, (p, verdict) in diffs.items()}
     write_atomically(index, index_report(con, relative, listed, list(rows.values()), version=__version__,
-                                         diff_links=diff_links))
+                                         diffs=diff_links))
     return index
 
 
-def write_diff_pages(con, out_dir: Path, prune: bool = True) -> dict[str, Path]:
+def write_diff_pages(con, out_dir: Path, prune: bool = True) -> dict[str, tuple[Path, str]]:
     """A diff page (`tracelake diff --format html`) for each run the index compares with the previous
     run of its workload (run_overview) when both record steps: out_dir/<the run's first trace
     id>.html. The diff reads the lake's materialized views (under 0.1 s a pair on the recorded
     pairs). A pair that cannot be diffed is left out (the index then links no page). prune: remove
-    the pages of pairs no longer compared. Returns run id -> its page."""
+    the pages of pairs no longer compared. Returns run id -> (its page, the diff's verdict:
+analysis/diff_noise.verdict's, which the index's runs that got slower or faster are)."""
     from ..reports.render import diff_report
     from .diff import DiffInputError, compare
 
@@ -129,10 +131,11 @@ def write_diff_pages(con, out_dir: Path, prune: bool = True) -> dict[str, Path]:
             continue
         page = out_dir / f"{ids[0]}.html"
         write_atomically(page, diff_report(result, version=__version__, title=f"tracelake diff: {first_file} vs {previous_file}"))
-        pages[run_id] = page
+        pages[run_id] = (page, result["noise"]["verdict"])
     if prune and out_dir.is_dir():
+        kept = {page for page, _ in pages.values()}
         for page in out_dir.glob("*.html"):
-            if page not in pages.values():
+            if page not in kept:
                 page.unlink(missing_ok=True)
     return pages
 

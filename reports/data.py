@@ -63,9 +63,18 @@ def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
     return rows
 
 
-# A run's step time (else kernel time) changed by more than this since the previous run of its
-# workload: listed among the runs that got slower or faster.
+# A run without steps whose kernel time changed by more than this since the previous run of its
+# workload: listed among the runs that got slower or faster (runs with steps: by their diff's verdict).
 CHANGE_PCT = 5.0
+
+
+def kernel_verdict(run: dict) -> str | None:
+    """The verdict on a run compared with the previous one by kernel time (run_overview.compared_per
+    'run': no steps, so no noise test): slower or faster by CHANGE_PCT or more, else None. None too
+    for a run compared by step time: its verdict is its diff's."""
+    if run["compared_per"] != "run" or run["change_pct"] is None or abs(run["change_pct"]) < CHANGE_PCT:
+        return None
+    return "slower" if run["change_pct"] > 0 else "faster"
 
 
 def run_rows(con, trace_rows: list[dict]) -> list[dict]:
@@ -75,7 +84,8 @@ def run_rows(con, trace_rows: list[dict]) -> list[dict]:
     by_trace = {r["trace_id"]: r for r in trace_rows}
     runs = frame(con, """
         SELECT run_id, trace_ids, first_file, start_epoch_ns, ranks, steps_per_rank, median_step_ns,
-               kernel_ns_per_rank, idle_pct, previous_run_id, previous_file, compared_per, change_pct
+               kernel_ns_per_rank, idle_pct, previous_run_id, previous_file, paired_because, compared_per,
+               change_pct
         FROM run_overview ORDER BY start_epoch_ns NULLS LAST, first_file""").to_dicts()
     out = []
     for run in runs:

@@ -15,9 +15,8 @@ class DiffPage:
 
     @property
     def verdict(self) -> str:
-        if self.result["noise"]["within_noise"]:
-            return "within noise"
-        return "slower" if self.result["step_time_ns"]["change_ns"] > 0 else "faster"
+        """analysis/diff_noise.verdict's: slower, faster, within noise, or inconclusive."""
+        return self.result["noise"]["verdict"]
 
     @property
     def summary(self) -> dict:

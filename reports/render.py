@@ -86,11 +86,14 @@ def history_figure(con) -> Figure | None:
 
 
 def index_report(con, links: dict[str, str], failures: list[dict], rows: list[dict], *, version: str,
-                 title: str = "tracelake: traces", diff_links: dict[str, str] | None = None) -> str:
+                 title: str = "tracelake: traces", diffs: dict[str, dict] | None = None) -> str:
     """The page a team lead reads first: a row per run (its rank files grouped under it) with GPU
     busy/idle, step time and findings; step time and idle across runs of each workload; the runs
     that got slower or faster; the inputs that failed. rows: a row per trace (data.INDEX_COLUMNS).
-    diff_links: run id -> the relative link of its diff page against the previous run of its workload."""
+    diffs: run id -> {'link': the relative link of its diff page against the previous run of its
+    workload, 'verdict': that diff's verdict (analysis/diff_noise.verdict)}. A run compared by step
+    time got slower or faster when its diff's verdict says so; one compared by kernel time (no
+    steps: no noise test) when the change is data.CHANGE_PCT or more."""
     rows = sorted(rows, key=lambda r: r["file_name"])
     for r in rows:
         r["link"] = links.get(r["trace_id"])
@@ -98,13 +101,14 @@ def index_report(con, links: dict[str, str], failures: list[dict], rows: list[di
         comparisons = data.run_comparisons(con)
         runs = data.run_rows(con, rows)
     for run in runs:
-        run["diff_link"] = (diff_links or {}).get(run["run_id"])
+        diff = (diffs or {}).get(run["run_id"]) or {}
+        run["diff_link"], run["verdict"] = diff.get("link"), diff.get("verdict") or data.kernel_verdict(run)
     history = history_figure(con)
-    changed = [r for r in runs if r["change_pct"] is not None and abs(r["change_pct"]) >= data.CHANGE_PCT]
     return _ENV.get_template("index.html.j2").render(
         title=title, rows=rows, runs=runs, failures=failures, comparisons=comparisons, links=links, version=version,
-        slower=[r for r in changed if r["change_pct"] > 0], faster=[r for r in changed if r["change_pct"] < 0],
-        history=history, change_pct=data.CHANGE_PCT)
+        slower=[r for r in runs if r["verdict"] == "slower"], faster=[r for r in runs if r["verdict"] == "faster"],
+        undecided=[r for r in runs if (r["verdict"] or "").startswith("inconclusive")], history=history,
+        change_pct=data.CHANGE_PCT)
 
 
 def diff_report(result: dict, *, version: str, title: str | None = None) -> str:

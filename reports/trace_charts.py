@@ -89,7 +89,7 @@ globals().update({name: _public(name) for name in _DOCS})
 
 def run_history(con) -> alt.Chart | None:
     """Median step time and GPU idle of every run, by the trace's own start time, one line per
-    workload (runs of the same workload: run_comparison's kernel-name similarity)."""
+    workload (runs of the same program: run_comparison's pairing)."""
     from .charts import run_history as chart
 
     frame = data.run_history(con)

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
+import math
+import os
+import pty
+import random
 import subprocess
 import sys
 
 import pytest
-from conftest import REPO
-from tracelake.analysis import diff_gate, diff_noise
+from conftest import DATA, REPO
+from tracelake.analysis import diff_causes, diff_gate, diff_noise
 from tracelake.jobs.diff import DiffInputError, diff
 from tracelake.jobs.ingest_job import ingest_paths
 
@@ -64,7 +69,7 @@ def test_step_time_change_matches_the_events(lake, source, variant):
     expected = _truth_change(source, variant, "step_ms")
     assert abs(r["step_time_ns"]["change_ns"] - expected) <= 0.10 * abs(expected)
     assert r["steps"]["new"]["steps"] == TRUTH[source][variant]["steps"]  # the same steps as the events
-    assert not r["noise"]["within_noise"]
+    assert r["noise"]["verdict"] == ("slower" if expected > 0 else "faster")
     # the causes account for the change of the mean step, up to 2 %
     mean_change = r["steps"]["new"]["mean_ns"] - r["steps"]["base"]["mean_ns"]
     assert abs(r["unexplained_ns"]) < 0.02 * mean_change
@@ -99,7 +104,7 @@ def test_every_planted_cause_is_among_the_top_causes(lake, source, variant):
 @pytest.mark.parametrize("other", ["base", "base-repeat"])
 def test_base_against_base_is_within_noise(lake, source, other):
     r = diffed(lake, source, "base", other)
-    assert r["noise"]["within_noise"]
+    assert r["noise"]["verdict"] == "within noise"
     assert all(abs(c["change_ns"]) < r["noise"]["spread_ns"] for c in r["causes"])
 
 
@@ -170,30 +175,170 @@ def test_api_raises_value_error_naming_the_file():
     assert issubclass(DiffInputError, ValueError)
 
 
-def test_mann_whitney_p_values():
-    # scipy.stats.mannwhitneyu(a, b, method='asymptotic') gives these
-    assert diff_noise.mann_whitney_p([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == pytest.approx(0.012186, abs=1e-6)
-    assert diff_noise.mann_whitney_p([1, 2, 3], [1, 2, 3]) == 1.0
+def _brute_force_p(a: list[float], b: list[float]) -> float:
+    """The two-sided exact p of the rank-sum test by dealing the pooled values to two sides every
+    possible way (mid-ranks for ties): independent of diff_noise's counting."""
+    pooled = sorted(a + b)
+    rank = {v: sum(i + 1 for i, w in enumerate(pooled) if w == v) / pooled.count(v) for v in pooled}
+    ranks = [rank[v] for v in a + b]
+    mean = len(a) * (len(pooled) + 1) / 2
+    seen = abs(sum(rank[v] for v in a) - mean)
+    deals = list(itertools.combinations(range(len(pooled)), len(a)))
+    return sum(abs(sum(ranks[i] for i in d) - mean) >= seen - 1e-9 for d in deals) / len(deals)
+
+
+def test_exact_rank_test_p_values():
+    # complete separation: only the two most extreme of C(n, n1) dealings are as far from the mean
+    assert diff_noise.rank_test([1, 2, 3, 4], [5, 6, 7, 8])[0] == pytest.approx(2 / math.comb(8, 4))  # 0.029
+    assert diff_noise.rank_test([6, 7, 8, 9, 10], [1, 2, 3, 4, 5])[0] == pytest.approx(2 / math.comb(10, 5))  # 0.008
+    assert diff_noise.rank_test([1, 2, 3], [4, 5, 6])[:2] == pytest.approx((0.1, 0.1))
+    assert diff_noise.rank_test([1, 2, 3], [1, 2, 3])[0] == 1.0
+    rng = random.Random(49)
+    for n1, n2 in ((4, 4), (5, 3), (6, 7)):  # ties: values from a few levels only
+        a, b = [rng.choice([1, 2, 3, 4]) for _ in range(n1)], [rng.choice([2, 3, 4, 5]) for _ in range(n2)]
+        assert diff_noise.rank_test(a, b)[0] == pytest.approx(_brute_force_p(a, b)), (a, b)
+
+
+def test_verdicts_from_few_steps():
+    base, slower = [100.0, 101, 102, 103, 104], [112.0, 113, 114, 115, 116]  # every new step slower, +11 %
+    assert diff_noise.verdict(base, slower)["verdict"] == "slower"  # p = 2/252
+    assert diff_noise.verdict(base[:4], slower[:4])["verdict"] == "slower"  # p = 2/70 < 0.05
+    assert diff_noise.verdict(slower[:4], base[:4])["verdict"] == "faster"
+    for n1, n2 in ((3, 3), (1, 5), (5, 1), (2, 5)):  # no outcome could reach p < 0.05
+        assert diff_noise.verdict(base[:n1], slower[:n2])["verdict"] == diff_noise.INCONCLUSIVE
+    assert diff_noise.verdict(base[:3], [v + 1 for v in base[:3]])["verdict"] == "within noise"  # under the floor
+    mixed = [99.0, 103.5, 112, 113, 114]  # the median +10 %, beyond the IQR, but steps that overlap
+    assert diff_noise.verdict(base, mixed)["verdict"] == "within noise"
+    assert diff_noise.verdict(base, mixed)["p_value"] == pytest.approx(_brute_force_p(base, mixed))
+    assert _brute_force_p(base, mixed) > 0.05
 
 
 def test_noise_samples_and_floor():
     base = [1000.0 + i for i in range(10)]
     new = [1015.0 + i for i in range(10)]  # +1.5 %: beyond the IQR (4.5), p < 0.01
-    assert diff_noise.mann_whitney_p(base, new) < diff_noise.P_REAL
-    assert diff_noise.verdict(base, new)["within_noise"]  # under the 2 % floor
-    assert not diff_noise.verdict(base, new, floor_pct=1.0)["within_noise"]
-    assert diff_noise.verdict(base, [v + 4 for v in base], floor_pct=0)["within_noise"]  # inside the IQR
+    assert diff_noise.rank_test(base, new)[0] < diff_noise.ALPHA
+    assert diff_noise.verdict(base, new)["verdict"] == "within noise"  # under the 2 % floor
+    assert diff_noise.verdict(base, new, floor_pct=1.0)["verdict"] == "slower"
+    assert diff_noise.verdict(base, [v + 4 for v in base], floor_pct=0)["verdict"] == "within noise"  # inside the IQR
 
 
 def test_conditions_parse_and_fire():
     c = diff_gate.parse("kernel:nvjet* >= -2.5ms")
     assert (c.metric, c.pattern, c.op, c.value, c.percent) == ("kernel", "nvjet*", ">=", -2.5e6, False)
     r = {"steps": {"base": {"median_ns": 100, "p90_ns": 100}, "new": {"median_ns": 110, "p90_ns": 110}},
-         "noise": {"within_noise": False, "spread_ns": 1},
+         "noise": {"verdict": "slower", "why": "p = 0.008 < 0.05", "spread_ns": 50},
          "causes": [{"kind": "kernel", "name": "k", "change_ns": 10,
-                     "evidence": {"base_ns_per_step": 0, "new_ns_per_step": 10}}]}
-    assert diff_gate.fired(diff_gate.parse("step_time > +5%"), r)
-    assert not diff_gate.fired(diff_gate.parse("step_time > +10%"), r)
-    assert diff_gate.fired(diff_gate.parse("kernel:* > +10%"), r)  # appeared: +inf %
-    r["noise"]["within_noise"] = True
-    assert not diff_gate.fired(diff_gate.parse("step_time > +5%"), r)
+                     "evidence": {"base_ns_per_step": 0, "new_ns_per_step": 10}},
+                    {"kind": "kernel", "name": "j", "change_ns": 20,
+                     "evidence": {"base_ns_per_step": 100, "new_ns_per_step": 120}}]}
+    fired = diff_gate.check(diff_gate.parse("step_time > +5%"), r)
+    assert fired.failed and "verdict slower (p = 0.008 < 0.05)" in fired.line
+    assert diff_gate.check(diff_gate.parse("step_time > +10%"), r) is None
+    # a cause that appears from nothing is beyond the noise however small: +inf %
+    assert "absent from base" in diff_gate.check(diff_gate.parse("kernel:k > +10%"), r).line
+    # one on both sides counts only beyond the steps' spread
+    assert diff_gate.check(diff_gate.parse("kernel:j > +10%"), r) is None
+    r["noise"]["spread_ns"] = 19
+    assert diff_gate.check(diff_gate.parse("kernel:j > +10%"), r).failed
+    r["noise"]["verdict"] = "within noise"
+    assert diff_gate.check(diff_gate.parse("step_time > +5%"), r) is None
+    r["noise"]["verdict"] = diff_noise.INCONCLUSIVE
+    undecided = diff_gate.check(diff_gate.parse("step_time > +5%"), r)
+    assert not undecided.failed and diff_noise.INCONCLUSIVE in undecided.line
+
+
+def test_a_new_sync_fires_a_cause_gate(lake):
+    """The planted .item() sync appears from nothing: its gate fires even when the sync is smaller
+    than the steps' spread."""
+    r = diffed(lake, "torch", "base", "host-sync")
+    sync = next(c for c in r["causes"] if c["kind"] == "sync")
+    assert sync["evidence"]["base_ns_per_step"] == 0
+    r = {**r, "noise": {**r["noise"], "spread_ns": 10 * sync["change_ns"]}}
+    assert diff_gate.check(diff_gate.parse(f"sync > +{sync['change_ns'] // 2000}us"), r).failed
+
+
+def test_terminal_table_has_its_line_breaks():
+    """On a terminal (a pseudo-terminal here), the table is its lines, as in a pipe: not one line
+    of escaped '\\n' (issue #49)."""
+    trace = DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the CLI with the terminal as its standard output
+        os.chdir(REPO)
+        os.execve(sys.executable, [sys.executable, "-m", "tracelake.cli.main", "diff", str(trace), str(trace)],
+                  {**os.environ, "COLUMNS": "150"})
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    seen = b"".join(chunks).decode()
+    piped = cli(trace, trace).stdout
+    assert "\\n" not in seen
+    # the terminal turns each line break into CR LF; the text is the pipe's, line for line
+    assert seen.replace("\r\n", "\n").splitlines()[:3] == piped.splitlines()[:3]
+    assert seen.count("\r\n") == piped.count("\n") > 10
+
+
+def _types(value, path: str, seen: dict) -> None:
+    """Each key path's value types (list items at 'path[]'; dict keys that are names, such as the
+    sync calls of sync_calls_per_step, at 'path.*'), None left out."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _types(v, f"{path}.{'*' if path.endswith('per_step') else k}", seen)
+    elif isinstance(value, list):
+        for v in value:
+            _types(v, f"{path}[]", seen)
+    elif value is not None:
+        seen.setdefault(path, set()).add(type(value).__name__)
+
+
+@pytest.mark.parametrize("source", FILES)
+def test_causes_are_typed_one_way_per_key(lake, source):
+    """polars.DataFrame(result["causes"]) (docs/diff.md) refuses a key that holds ints in one
+    cause and floats in another; so does any typed reader of the JSON."""
+    import polars
+
+    results = [diffed(lake, source, "base", v) for v in ["base-repeat", *VARIANTS]]
+    seen: dict = {}
+    for r in results:
+        for c in r["causes"]:
+            _types(c, "cause", seen)
+        _types(r["noise"], "noise", seen)
+    assert {path: kinds for path, kinds in seen.items() if len(kinds) > 1} == {}
+    assert seen["cause.evidence.calls_per_step[]"] == {"float"} and seen["cause.change_ns"] == {"int"}
+    for r in results:
+        assert polars.DataFrame(r["causes"]).height == len(r["causes"])
+
+
+def _work(launcher: str, shapes: str, dtypes: str, ns: float) -> tuple:
+    """A steady_gpu_work row per step, as diff_causes.side_figures gives it."""
+    return ("compute", f"kernel of {launcher} {shapes}", None, launcher, shapes, dtypes, 1.0, ns, 0.0)
+
+
+def _side(*work) -> dict:
+    return {"work": list(work), "idle": {}, "syncs": {}, "collectives": []}
+
+
+def test_precision_only_when_input_types_change():
+    bf16_2, bf16_3 = '["c10::BFloat16","c10::BFloat16"]', '["c10::BFloat16","c10::BFloat16","c10::BFloat16"]'
+    fp32_2 = '["float","float"]'
+    base = _side(_work("aten::mm", "[[8,8],[8,8]]", bf16_2, 5000))
+    # compiled: another arity and shapes, bf16 on both sides: an operator change, not precision
+    r = diff_causes.causes(base, _side(_work("aten::mm", "[[8,8],[8,8],[8]]", bf16_3, 3000)))
+    assert [(c["kind"], c["name"], c["change_ns"]) for c in r] == [("operator", "aten::mm", -2000)]
+    # the same shapes in fp32: precision, the removed bf16 and the added fp32 calls netted in one cause
+    r = diff_causes.causes(base, _side(_work("aten::mm", "[[8,8],[8,8]]", fp32_2, 9000)))
+    assert [(c["kind"], c["name"], c["change_ns"]) for c in r] == [("precision", "aten::mm", 4000)]
+    # other shapes in fp32 (the only changed calls): precision
+    r = diff_causes.causes(base, _side(_work("aten::mm", "[[8,16],[16,8]]", fp32_2, 9000)))
+    assert [(c["kind"], c["change_ns"]) for c in r] == [("precision", 4000)]
+    # the same shapes and types, but an input that is no tensor now: not precision
+    r = diff_causes.causes(base, _side(_work("aten::mm", "[[8,8],[8,8]]", '["c10::BFloat16","c10::BFloat16",""]', 7000)))
+    assert [c["kind"] for c in r] == ["operator"]

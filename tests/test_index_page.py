@@ -14,7 +14,9 @@ import re
 
 import pytest
 from conftest import DATA
+from tracelake.analysis.diff_noise import INCONCLUSIVE
 from tracelake.cli.main import main
+from tracelake.jobs.report_job import write_diff_pages
 from tracelake.lake.database import connect
 from tracelake.reports.data import index_rows, run_rows
 from tracelake.reports.render import index_report
@@ -63,20 +65,37 @@ def test_runs_are_dated_and_compared(history_con):
     assert [r["previous_file"] for r in runs[1:]] == ["day0.pt.trace.json.gz", "day1.pt.trace.json.gz"]
 
 
-def test_index_page_for_a_team_lead(history_con):
+def test_index_page_for_a_team_lead(history_con, tmp_path):
     rows = index_rows(history_con)
     links = {r["trace_id"]: f"traces/{r['trace_id']}.html" for r in rows}
     failures = [{"path": "/data/run9/<rank0>.pt.trace.json", "error": "/data/run9/<rank0>.pt.trace.json: "
                  "truncated JSON at byte 1024"}]
-    html = index_report(history_con, links, failures, rows, version="test")
+    pages = write_diff_pages(history_con, tmp_path)
+    diffs = {run: {"link": f"diffs/{page.name}", "verdict": verdict} for run, (page, verdict) in pages.items()}
+    html = index_report(history_con, links, failures, rows, version="test", diffs=diffs)
     assert "<script" not in html and "http://" not in html and "https://" not in html
-    slower = html.split("Changed since the previous run")[1].split("<h2>")[0]
-    assert re.search(r"day1\.pt\.trace\.json\.gz</td><td>\d{4}-\d\d-\d\d \d\d:\d\d</td><td>day0", slower)
-    assert "+25." in slower and "-20." in slower
-    assert "1 got slower" in html and "1 got faster" in html
+    changed = html.split("Changed since the previous run")[1].split("<h2>")[0]
+    assert re.search(r"day1\.pt\.trace\.json\.gz</td><td>\d{4}-\d\d-\d\d \d\d:\d\d</td><td>day0", changed)
+    assert "+25." in changed and "-20." in changed
+    # why each is paired with the day before: the same program on the same GPU
+    assert changed.count("program names differ (day1, day0), same GPU (H100 80GB HBM3), 100 % of operators and "
+                         "ranges shared") == 1
+    # the MNIST trace has 3 steady steps: even 3 steps all 25 % slower than 3 others cannot be
+    # told from noise (the exact rank test's smallest p is 2/20 = 0.1), so no run got slower;
+    # the index says what each diff page says
+    assert "got slower" not in html and "got faster" not in html
+    assert "2 changed over too few steps to tell" in html
+    for page, verdict in pages.values():
+        assert f'data-value="{verdict}"' in page.read_text() and verdict == INCONCLUSIVE
+    assert changed.count(f'<td data-metric="verdict">{INCONCLUSIVE}</td>') == 2
     assert html.count('src="data:image/svg+xml;base64,') == 1  # step time and idle across runs
     assert "truncated JSON at byte 1024" in html and "&lt;rank0&gt;" in html and "<rank0>" not in html
-    assert sorted(re.findall(r'href="([^"]+)"', html)) == sorted(links.values())
+    assert sorted(re.findall(r'href="([^"]+)"', html)) == sorted([*links.values(), *(d["link"] for d in diffs.values())])
+    # told a diff's verdict, the index lists the run as that diff says
+    day1 = next(run for run in pages if run.startswith("day1"))
+    html = index_report(history_con, links, failures, rows, version="test",
+                        diffs={**diffs, day1: {**diffs[day1], "verdict": "slower"}})
+    assert "1 got slower" in html and "1 changed over too few steps to tell" in html
 
 
 def test_an_index_with_every_page_failed_lists_the_failures(history_con):

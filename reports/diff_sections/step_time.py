@@ -1,5 +1,5 @@
 """The step time of both sides (median, p90, mean, spread of the steady steps), its change and the
-verdict: slower, faster or within noise, with the noise test (analysis/diff_noise.py)."""
+verdict: slower, faster, within noise or inconclusive (too few steps), with the noise test (analysis/diff_noise.py)."""
 
 from __future__ import annotations
 

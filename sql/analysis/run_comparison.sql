@@ -59,26 +59,107 @@ GROUP BY m.run_id;
 -- @column kernel_ns_per_rank      Kernel time over the run, per rank (ns).
 -- @column kernel_ns_per_rank_step Kernel time per rank and step (ns); NULL when the run
 --                                 records no steps.
+-- @column kernels_per_rank        Kernels of that name run over the run, per rank.
 CREATE OR REPLACE VIEW run_kernel_time AS
 SELECT r.run_id, k.name,
        sum(k.duration_ns) / greatest(r.ranks, 1) AS kernel_ns_per_rank,
        CASE WHEN r.steps_per_rank > 0
-            THEN sum(k.duration_ns) / greatest(r.ranks, 1) / r.steps_per_rank END AS kernel_ns_per_rank_step
+            THEN sum(k.duration_ns) / greatest(r.ranks, 1) / r.steps_per_rank END AS kernel_ns_per_rank_step,
+       count(*) / greatest(r.ranks, 1) AS kernels_per_rank
 FROM runs r, unnest(r.trace_ids) AS u(trace_id)
 JOIN kernels k ON k.trace_id = u.trace_id
 GROUP BY r.run_id, k.name, r.ranks, r.steps_per_rank;
 
--- run_comparison: each run next to the previous run of the same workload. Two runs are
--- of the same workload when their kernel-name sets overlap: Jaccard similarity (shared
--- names / all names) >= 0.5. The previous run is the latest earlier one (by epoch
--- start, then file name) of that kind; runs with none are left out. Kernel time is
--- compared per rank and step when both runs record steps, else per rank over the run.
+-- run_identity: what tells whether two runs are the same program (run_comparison pairs only
+-- runs alike in all of it): the program's name, the GPU model, the rank, and its steps.
 --
--- depends: runs, run_kernel_time
+-- depends: runs, run_kernel_time, kernels, devices, traces
+--
+-- @column run_id           Run.
+-- @column program          The first file's name, lower case, less its extensions, a leading tool
+--                          and version tag ('torch-2.11_', 'nsys-2025.3.1_'), a trailing GPU tag
+--                          ('_h100', '_h200x2', '_rtx4060ti'), rank and worker numbers
+--                          ('rank3', 'worker0') and numbers of 4 digits or more (dates, timestamps);
+--                          NULL when nothing is left ('rank0.pt.trace.json').
+-- @column gpu_model        The GPU models its kernels ran on (devices.name, 'NVIDIA ' dropped), sorted
+--                          and joined by ' + '; NULL when the trace names none.
+-- @column ranks            Processes with GPU work (runs.ranks).
+-- @column rank             The distributed rank of a run of one trace that says it is a rank
+--                          (PyTorch distributedInfo); NULL otherwise (a whole run, or no rank).
+-- @column kernels_per_step Kernels per rank and step (NULL without steps).
+CREATE OR REPLACE VIEW run_identity AS
+WITH member AS (SELECT run_id, unnest(trace_ids) AS trace_id FROM runs),
+gpu AS (
+    SELECT m.run_id,
+           string_agg(DISTINCT regexp_replace(nullif(d.name, ''), '^NVIDIA ', ''), ' + '
+                      ORDER BY regexp_replace(nullif(d.name, ''), '^NVIDIA ', '')) AS gpu_model
+    FROM (SELECT DISTINCT trace_id, device_id FROM kernels) k
+    JOIN devices d USING (trace_id, device_id)
+    JOIN member m USING (trace_id)
+    GROUP BY m.run_id
+),
+one AS (
+    SELECT m.run_id, CASE WHEN count(*) = 1 THEN any_value(t.rank) END AS rank
+    FROM member m JOIN traces t USING (trace_id) GROUP BY m.run_id
+),
+launched AS (SELECT run_id, sum(kernels_per_rank) AS kernels_per_rank FROM run_kernel_time GROUP BY run_id)
+SELECT r.run_id,
+       nullif(trim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
+           lower(r.first_file),
+           '(\.pt\.trace)?\.(json|sqlite|nsys-rep|qdrep)(\.gz)?$', ''),
+           '^[a-z]+-[0-9][0-9.]*_', ''),
+           '_[a-z]{1,4}[0-9]{1,4}[a-z]*(x[0-9]+)?(_large)?$', ''),
+           '(rank|worker)[_-]?[0-9]+', '', 'g'),
+           '[0-9]{4,}', '', 'g'), '._-'), '') AS program,
+       g.gpu_model, r.ranks, o.rank,
+       CASE WHEN r.steps_per_rank > 0 THEN l.kernels_per_rank / r.steps_per_rank END AS kernels_per_step
+FROM runs r
+LEFT JOIN gpu g USING (run_id)
+LEFT JOIN one o USING (run_id)
+LEFT JOIN launched l USING (run_id);
+
+-- run_signature: a run's names, the sets run_comparison compares: its operators (PyTorch
+-- cpu_ops) and CPU-side ranges (NVTX, user annotations), digits masked ('ProfilerStep#12' ->
+-- 'ProfilerStep###'), as kind 'operators and ranges' (when it has any); and its kernel names,
+-- as kind 'kernels'.
+--
+-- depends: runs, run_kernel_time, cpu_ops, annotations
+--
+-- @column run_id Run.
+-- @column kind   'operators and ranges', or 'kernels'.
+-- @column name   A name, once per run.
+CREATE OR REPLACE VIEW run_signature AS
+WITH member AS (SELECT run_id, unnest(trace_ids) AS trace_id FROM runs),
+named AS (
+    SELECT DISTINCT m.run_id, o.name FROM cpu_ops o JOIN member m USING (trace_id)
+    UNION
+    SELECT DISTINCT m.run_id, regexp_replace(a.name, '[0-9]', '#', 'g')
+    FROM annotations a JOIN member m USING (trace_id) WHERE NOT coalesce(a.is_gpu, false)
+)
+SELECT run_id, 'operators and ranges' AS kind, name FROM named
+UNION ALL
+SELECT DISTINCT run_id, 'kernels', name FROM run_kernel_time;
+
+-- run_comparison: each run next to the previous run of the same program. Two runs are the
+-- same program when they ran on the same GPU model (run_identity.gpu_model; runs that name
+-- none pair only with each other), with as many ranks, as the same rank when each is one rank
+-- of a distributed run (never two ranks of one run), share enough of their names
+-- (run_signature: their operators and ranges when both have some, else their kernels; Jaccard
+-- similarity, shared / all names, >= 0.5 when their program names are equal, >= 0.9 when
+-- they differ), and, when both record steps, launch
+-- within 2x as many kernels per step. The previous run is the latest earlier one (by epoch
+-- start, then file name) of that kind; runs with none are left out. Kernel time is compared
+-- per rank and step when both runs record steps, else per rank over the run. `tracelake diff
+-- A B` compares any two runs.
+--
+-- depends: runs, run_kernel_time, run_identity, run_signature
 --
 -- @column run_id                           Run.
 -- @column previous_run_id                  The run it is compared with.
--- @column similarity                       Jaccard similarity of the kernel-name sets (0..1).
+-- @column similarity                       Jaccard similarity of their names (run_signature) (0..1).
+-- @column paired_because                   Why the two are the same program, in words: e.g. 'same
+--                                          program name (gpt2-train), same GPU (H100 80GB HBM3),
+--                                          97 % of operators and ranges shared, 412 and 409 kernels per step'.
 -- @column median_step_ns                   Median step time of the run (ns).
 -- @column previous_median_step_ns          Same for the previous run (ns).
 -- @column step_change_pct                  (median_step_ns / previous_median_step_ns - 1) x 100.
@@ -91,29 +172,51 @@ GROUP BY r.run_id, k.name, r.ranks, r.steps_per_rank;
 -- @column kernel_change_pct                Change of kernel time in the compared unit
 --                                          (per step or per run) x 100; > 0: slower.
 CREATE OR REPLACE VIEW run_comparison AS
-WITH names AS (SELECT DISTINCT run_id, name FROM run_kernel_time),
-sizes AS (SELECT run_id, count(*) AS n FROM names GROUP BY run_id),
+WITH sizes AS (SELECT run_id, kind, count(*) AS n FROM run_signature GROUP BY ALL),
 shared AS (
-    SELECT a.run_id AS run_a, b.run_id AS run_b, count(*) AS n_shared
-    FROM names a JOIN names b ON a.name = b.name AND a.run_id <> b.run_id
+    SELECT a.run_id AS run_a, b.run_id AS run_b, a.kind, count(*) AS n_shared
+    FROM run_signature a JOIN run_signature b ON a.kind = b.kind AND a.name = b.name AND a.run_id <> b.run_id
     GROUP BY ALL
 ),
 ordered AS (
     SELECT run_id, row_number() OVER (ORDER BY start_epoch_ns NULLS LAST, first_file, run_id) AS seq FROM runs
 ),
+with_ops AS (SELECT run_id FROM sizes WHERE kind = 'operators and ranges'),
 pairs AS (
-    SELECT s.run_a AS run_id, s.run_b AS previous_run_id,
-           s.n_shared / (sa.n + sb.n - s.n_shared) AS similarity, oa.seq, ob.seq AS previous_seq
+    SELECT s.run_a AS run_id, s.run_b AS previous_run_id, s.kind,
+           s.n_shared / (sa.n + sb.n - s.n_shared) AS similarity, oa.seq, ob.seq AS previous_seq,
+           ia.program, ib.program AS previous_program, ia.gpu_model, ia.ranks, ia.rank,
+           ia.kernels_per_step, ib.kernels_per_step AS previous_kernels_per_step
     FROM shared s
-    JOIN sizes sa ON sa.run_id = s.run_a JOIN sizes sb ON sb.run_id = s.run_b
+    JOIN sizes sa ON sa.run_id = s.run_a AND sa.kind = s.kind
+    JOIN sizes sb ON sb.run_id = s.run_b AND sb.kind = s.kind
     JOIN ordered oa ON oa.run_id = s.run_a JOIN ordered ob ON ob.run_id = s.run_b
-    WHERE ob.seq < oa.seq AND s.n_shared / (sa.n + sb.n - s.n_shared) >= 0.5
+    JOIN run_identity ia ON ia.run_id = s.run_a JOIN run_identity ib ON ib.run_id = s.run_b
+    WHERE ob.seq < oa.seq
+      AND (s.kind = 'operators and ranges'
+           OR s.run_a NOT IN (SELECT run_id FROM with_ops) OR s.run_b NOT IN (SELECT run_id FROM with_ops))
+      AND ia.gpu_model IS NOT DISTINCT FROM ib.gpu_model
+      AND ia.ranks IS NOT DISTINCT FROM ib.ranks AND ia.rank IS NOT DISTINCT FROM ib.rank
+      AND s.n_shared / (sa.n + sb.n - s.n_shared) >= CASE WHEN ia.program = ib.program THEN 0.5 ELSE 0.9 END
+      AND coalesce(greatest(ia.kernels_per_step, ib.kernels_per_step)
+                   <= 2 * least(ia.kernels_per_step, ib.kernels_per_step), true)
 ),
 chosen AS (
     SELECT * FROM pairs QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY previous_seq DESC) = 1
 ),
 compared AS (
     SELECT c.run_id, c.previous_run_id, c.similarity,
+           concat_ws(', ',
+                     CASE WHEN c.program = c.previous_program THEN 'same program name (' || c.program || ')'
+                          ELSE 'program names differ (' || coalesce(c.program, '–') || ', '
+                               || coalesce(c.previous_program, '–') || ')' END,
+                     coalesce('same GPU (' || c.gpu_model || ')', 'GPU model recorded in neither'),
+                     CASE WHEN c.rank IS NOT NULL THEN 'both rank ' || c.rank
+                          WHEN c.ranks > 1 THEN c.ranks || ' ranks each' END,
+                     printf('%d %% of %s shared', floor(100 * c.similarity)::INTEGER, c.kind),
+                     CASE WHEN c.kernels_per_step IS NOT NULL AND c.previous_kernels_per_step IS NOT NULL
+                          THEN printf('%d and %d kernels per step', round(c.kernels_per_step)::BIGINT,
+                                      round(c.previous_kernels_per_step)::BIGINT) END) AS paired_because,
            a.median_step_ns, b.median_step_ns AS previous_median_step_ns,
            CASE WHEN a.steps_per_rank > 0 AND b.steps_per_rank > 0 THEN 'step' ELSE 'run' END AS compared_per,
            a.kernel_ns_per_rank, b.kernel_ns_per_rank AS previous_kernel_ns_per_rank,
@@ -125,7 +228,7 @@ compared AS (
     JOIN runs a ON a.run_id = c.run_id
     JOIN runs b ON b.run_id = c.previous_run_id
 )
-SELECT run_id, previous_run_id, similarity, median_step_ns, previous_median_step_ns,
+SELECT run_id, previous_run_id, similarity, paired_because, median_step_ns, previous_median_step_ns,
        100.0 * (median_step_ns / previous_median_step_ns - 1) AS step_change_pct,
        compared_per, kernel_ns_per_rank, previous_kernel_ns_per_rank,
        kernel_ns_per_rank_step, previous_kernel_ns_per_rank_step,

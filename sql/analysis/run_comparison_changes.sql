@@ -8,7 +8,8 @@
 --
 -- @column run_id         Run (rank_runs.run_id, else the trace id).
 -- @column previous_run_id The run it is compared with.
--- @column similarity     Jaccard similarity of the kernel-name sets (0..1).
+-- @column similarity     Jaccard similarity of their names (run_signature) (0..1).
+-- @column paired_because Why the two runs are the same program, in words (run_comparison).
 -- @column median_step_ns Median step wall time over all ranks (ns; NULL without steps).
 -- @column previous_median_step_ns Same for the previous run (ns).
 -- @column step_change_pct (median_step_ns / previous_median_step_ns - 1) x 100.

@@ -25,6 +25,7 @@
 -- @column idle_pct         GPU idle share of the steady steps, all ranks; without steps, of the whole trace (runs.idle_pct) (%).
 -- @column previous_run_id  The previous run of the same workload (NULL for its first run).
 -- @column previous_file    That run's first file.
+-- @column paired_because   Why the two runs are the same program, in words (run_comparison).
 -- @column compared_per     As in run_comparison: 'step' or 'run' (NULL without a previous run).
 -- @column change_pct       step_change_pct when both runs record steps, else kernel_change_pct (%).
 -- @column workload         The workload's label (run_workloads).
@@ -35,7 +36,8 @@ WITH r AS (
     FROM runs
 ),
 c AS (
-    SELECT run_id, previous_run_id, compared_per, coalesce(step_change_pct, kernel_change_pct) AS change_pct
+    SELECT run_id, previous_run_id, paired_because, compared_per,
+           coalesce(step_change_pct, kernel_change_pct) AS change_pct
     FROM run_comparison
 ),
 up_0 AS (
@@ -67,7 +69,8 @@ named AS (
     FROM up_20 w JOIN r USING (run_id)
     GROUP BY w.up
 )
-SELECT r.*, c.previous_run_id, p.first_file AS previous_file, c.compared_per, c.change_pct, n.workload
+SELECT r.*, c.previous_run_id, p.first_file AS previous_file, c.paired_because, c.compared_per, c.change_pct,
+       n.workload
 FROM r
 LEFT JOIN c USING (run_id)
 LEFT JOIN r p ON p.run_id = c.previous_run_id
