@@ -169,3 +169,30 @@ def test_mfu_against_the_intended_precision(judge, program):
     truth = 100 * TRUTH[program]["flop_counter_per_step"] / (truth_ms(program) * 1e-3 * H100_BF16_TFLOPS * 1e12)
     assert s["mfu_pct"] == pytest.approx(truth, rel=0.10)
     assert s["mfu_pct"] <= 100
+
+
+COMM = Path(__file__).parent / "recorded"
+
+
+@pytest.fixture(scope="module")
+def comm(tmp_path_factory):
+    runs = [COMM / f"torch-2.11_diff-comm-{v}-2rank_h200x2" for v in ("base", "big-allreduce")]
+    with ingested(tmp_path_factory, "comm", *runs) as con:
+        yield con
+
+
+@pytest.mark.parametrize("variant", ["base", "big-allreduce"])
+def test_bound_by_communication_where_the_all_reduce_is_the_longer(comm, variant):
+    """2 ranks, per step 8 bf16 GEMMs then an fp32 all_reduce (256 MiB, or 1 GiB): the step is bound by
+    whichever of the two the CUDA events measured longer, and its step time is theirs (within 10 %)."""
+    run = COMM / f"torch-2.11_diff-comm-{variant}-2rank_h200x2"
+    for rank in (0, 1):
+        truth = json.loads((run / f"events_rank{rank}.json").read_text())["steps"]
+        all_reduce = statistics.median(s["all_reduce_ms"] for s in truth)
+        compute = statistics.median(s["compute_ms"] for s in truth)
+        step = statistics.median(s["step_gpu_ms"] for s in truth)
+        [(bound, step_ns)] = comm.execute(
+            "SELECT bound_by, median_step_ns FROM steady_summary s JOIN traces t USING (trace_id) "
+            "WHERE t.path LIKE ? AND t.rank = ?", [f"%{run.name}/rank{rank}%", rank]).fetchall()
+        assert bound == ("communication" if all_reduce > compute else "gpu_compute"), (rank, all_reduce, compute)
+        assert step_ns / 1e6 == pytest.approx(step, rel=0.10)
