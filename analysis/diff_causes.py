@@ -13,15 +13,16 @@ work and idle time is given to exactly one cause:
   cause per operator;
 - GPU work of operator calls whose shapes exist on one side only: 'operator' (one cause per
   operator name; the evidence lists the shapes);
-- the rest by operation name: kernels ('kernel', or 'precision' for a GEMM kernel that runs
-  on CUDA cores in fp32 and exists on one side only), copies and memsets ('memcpy', by
-  direction and memory kind);
+- the rest by operation name: kernels ('kernel'; the GEMM kernels that run on CUDA cores in fp32
+  and exist on one side only are one 'precision' cause, net of the Tensor Core GEMM calls they
+  replaced), copies and memsets ('memcpy', by direction and memory kind);
 - collectives (steady_collectives) as 'communication', split as collective_instance_ranks
   splits them: the transfer once all ranks had joined, by operation ('all_reduce'), and the
   time ranks waited for the last to arrive, by that rank ('wait for rank 3'): a straggler's
   cost is the waiting it caused the others;
-- idle time by why the GPU waited (steady_idle): 'sync' when the host sat in a synchronizing
-  call, else 'idle'.
+- idle time by what the launching thread did meanwhile (steady_idle; HOST_KINDS): a data-loading
+  range, a synchronizing call and the late launches after it, an OS-runtime sleep or blocking
+  call, no operator at all, else 'idle' by why the GPU waited.
 The peak allocated GPU memory of the steady steps (memory_peaks) explains no step time: when it
 differs by MIN_MEMORY_BYTES or more, a 'memory' cause with change_ns 0 follows the timed causes,
 the peaks of both sides in its evidence.

@@ -10,11 +10,12 @@
 --                    name: the call;
 --   'host_sleep'     the thread was in an OS-runtime sleep (Nsight -t osrt: nanosleep,
 --                    clock_nanosleep, usleep, ...); name: the call;
+--   'sync'           the gap began in this step while the thread sat in a synchronizing call
+--                    (host_activity), or is a host_wait gap after such a gap with only host_wait
+--                    gaps between: the GPU drained, and the launches after the call returned came
+--                    late until the host got ahead again (the rest of these gaps is the sync's cost);
 --   'host_blocking'  the thread was in another OS-runtime call and no CUDA API call (poll,
 --                    read, pthread_cond_wait, ...); name: the call;
---   'sync'           the gap began in this step while the thread sat in a synchronizing call
---                    (host_activity): the GPU drained, and the launches after the call returned
---                    came late because of it (the rest of the gap is the sync's cost);
 --   'host_idle'      the thread ran no operator, range or CUDA call (only where the trace
 --                    records operators: PyTorch); name: where in the step ('before the GPU
 --                    work' when the gap opens the step, 'after the GPU work' when it closes
@@ -46,10 +47,25 @@ WITH clipped AS (
     JOIN steady_steps s ON s.trace_id = g.trace_id AND s.pid = g.pid
                        AND g.start_ns < s.end_ns AND g.end_ns > s.start_ns
 ),
+chained AS (
+    -- runs of gaps in a step: a run starts at each gap that is no host_wait or that began in a
+    -- synchronizing call in this step, and holds the host_wait gaps after it (launches that came late)
+    SELECT *, sum(CASE WHEN began_in_sync OR cause <> 'host_wait' THEN 1 ELSE 0 END)
+                  OVER (PARTITION BY trace_id, pid, step ORDER BY gap_ns ROWS UNBOUNDED PRECEDING) AS run
+    FROM (SELECT *, began_in_step AND host_activity IN ('cudaStreamSynchronize', 'cudaDeviceSynchronize',
+                        'cudaEventSynchronize', 'cudaMemcpy', 'aten::item', 'aten::_local_scalar_dense') AS began_in_sync
+          FROM clipped)
+),
+synced AS (
+    -- the sync that opened the gap's run, if one did: the gap's GPU idle is that sync's cost
+    SELECT *, CASE WHEN first_value(began_in_sync) OVER w THEN first_value(host_activity) OVER w END AS sync_name
+    FROM chained
+    WINDOW w AS (PARTITION BY trace_id, pid, step, run ORDER BY gap_ns)
+),
 launcher AS (
     -- the thread that launched the operation that ended the gap
     SELECT c.trace_id, c.pid, c.device_id, c.gap_ns, any_value(coalesce(a.tid, o.tid)) AS tid
-    FROM (SELECT DISTINCT trace_id, pid, device_id, gap_ns, gap_end_ns FROM clipped) c
+    FROM (SELECT DISTINCT trace_id, pid, device_id, gap_ns, gap_end_ns FROM synced) c
     JOIN gpu_ops o ON o.trace_id = c.trace_id AND o.pid = c.pid AND o.device_id = c.device_id
                   AND o.start_ns = c.gap_end_ns
     LEFT JOIN api a ON a.trace_id = o.trace_id AND a.pid = o.pid AND a.correlation_id = o.correlation_id
@@ -57,7 +73,7 @@ launcher AS (
 ),
 gaps AS (
     SELECT c.*, l.tid, exists(SELECT 1 FROM cpu_ops o WHERE o.trace_id = c.trace_id AND o.pid = c.pid) AS has_ops
-    FROM clipped c LEFT JOIN launcher l USING (trace_id, pid, device_id, gap_ns)
+    FROM synced c LEFT JOIN launcher l USING (trace_id, pid, device_id, gap_ns)
 ),
 spans AS (
     -- the thread's spans, by precedence (1 first); 3: other CUDA calls, 6: other operators and ranges
@@ -109,14 +125,13 @@ named AS (
            CASE WHEN p.precedence = 1 THEN 'data_loading'
                 WHEN p.precedence = 2 THEN 'sync'
                 WHEN p.precedence = 4 THEN 'host_sleep'
+                WHEN g.sync_name IS NOT NULL THEN 'sync'
                 WHEN p.precedence = 5 THEN 'host_blocking'
-                WHEN g.began_in_step AND g.host_activity IN ('cudaStreamSynchronize', 'cudaDeviceSynchronize',
-                     'cudaEventSynchronize', 'cudaMemcpy', 'aten::item', 'aten::_local_scalar_dense') THEN 'sync'
                 WHEN p.precedence IS NULL AND g.has_ops AND g.tid IS NOT NULL THEN 'host_idle'
                 WHEN g.host_activity LIKE '%DataLoader%' THEN 'data_loading'
                 ELSE 'idle' END AS kind,
-           CASE WHEN p.precedence IN (1, 2, 4, 5) THEN p.span_name
-                WHEN kind = 'sync' THEN g.host_activity
+           CASE WHEN kind = 'sync' AND p.precedence = 2 OR kind <> 'sync' AND p.precedence IN (1, 4, 5) THEN p.span_name
+                WHEN kind = 'sync' THEN g.sync_name
                 WHEN kind = 'host_idle' THEN g.position
                 WHEN kind = 'data_loading' THEN g.host_activity
                 ELSE g.cause END AS name
