@@ -196,3 +196,23 @@ def test_bound_by_communication_where_the_all_reduce_is_the_longer(comm, variant
             "WHERE t.path LIKE ? AND t.rank = ?", [f"%{run.name}/rank{rank}%", rank]).fetchall()
         assert bound == ("communication" if all_reduce > compute else "gpu_compute"), (rank, all_reduce, compute)
         assert step_ns / 1e6 == pytest.approx(step, rel=0.10)
+
+
+def test_a_host_wait_costs_the_gpu_idle_inside_it(judge):
+    """mlp ends each step with loss.item(): the host waits ~13 ms of a 28 ms step, most of it while the
+    GPU still runs the backward: the findings' cost is the GPU idle inside the waits, not their length,
+    and the page's "costs the most time" table is the view's top rows by that cost."""
+    from conftest import rendered_page
+
+    tid = trace_id(judge, "mlp", "kineto")
+    [(total, cost)] = judge.execute("SELECT total_ns, cost_ns FROM findings_by_rule WHERE trace_id = ? "
+                                    "AND rule = 'host_sync_in_step'", [tid]).fetchall()
+    assert cost < 0.5 * total
+    top = judge.execute("SELECT rule, cost_ns FROM findings_by_rule WHERE trace_id = ? "
+                        "ORDER BY cost_ns DESC NULLS LAST, rule LIMIT 3", [tid]).fetchall()
+    html = rendered_page(judge, tid).html
+    table = html[html.index('<table class="top-findings">'):]
+    table = table[:table.index("</table>")]
+    from tracelake.reports.theme import ms
+    for rule, cost_ns in top:
+        assert f'{rule.replace("_", " ")}</td><td class="n">{ms(cost_ns)}</td>' in table

@@ -23,8 +23,8 @@ DEPENDS_ON = {
 
 def build(page: Page) -> dict:
     whole = page.summary
-    findings = page.sql(f"""SELECT rule, severity, occurrences, total_ns, advice FROM findings_by_rule
-                           WHERE trace_id = $trace ORDER BY total_ns DESC NULLS LAST, rule
+    findings = page.sql(f"""SELECT rule, severity, occurrences, cost_ns, advice FROM findings_by_rule
+                           WHERE trace_id = $trace ORDER BY cost_ns DESC NULLS LAST, rule
                            LIMIT {TOP_FINDINGS}""").to_dicts()
     coverage = page.sql("""SELECT sum(flops_modelled_ns) * 100.0 / nullif(sum(gpu_ns), 0) AS pct
                            FROM model_coverage WHERE trace_id = $trace""").to_dicts()[0]["pct"]
