@@ -47,8 +47,8 @@ def figure(page: Page) -> Figure | None:
 def table(page: Page, limit: int = TABLE_STEPS) -> list[dict]:
     """Every step (first `limit` per trace), phase 'warm-up' or 'steady' (step_phases)."""
     return page.sql(f"""
-        SELECT st.rank, st.pid, st.step, st.wall_ns, st.host_wall_ns, st.step_time_basis, st.gpu_idle_pct, st.compute_ns, st.communication_ns, st.memcpy_ns,
-               st.dataloader_ns, p.phase
+        SELECT st.rank, st.pid, st.step, st.wall_ns, st.host_wall_ns, st.step_time_basis, st.gpu_idle_pct,
+               st.compute_ns, st.communication_ns, st.memcpy_ns, st.dataloader_ns, p.phase
         FROM steps st JOIN step_phases p USING (trace_id, pid, step_index)
         WHERE st.trace_id = $trace ORDER BY st.pid, st.step_index LIMIT {limit}""").to_dicts()
 
