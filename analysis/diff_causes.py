@@ -46,9 +46,9 @@ _FP32_GEMM = re.compile(r"sgemm|gemm.*ffma|ffma.*gemm", re.IGNORECASE)
 # a GEMM kernel of any precision, by its name (cuBLAS, cuBLASLt nvjet, CUTLASS, xmma)
 _GEMM = re.compile(r"gemm|nvjet|cutlass|xmma", re.IGNORECASE)
 MIN_CAUSE_NS = 1000  # causes under 1 us per step are not listed (their sum stays in unexplained)
-MIN_MEMORY_BYTES = 1 << 20
+MIN_MEMORY_BYTES = 1 << 20  # a peak that moved less than 1 MiB is not listed
 # the kinds of GPU idle time, by what the launching thread did meanwhile (steady_idle)
-HOST_KINDS = ("data_loading", "sync", "host_sleep", "host_blocking", "host_idle", "idle")  # a peak that moved less than 1 MiB is not listed
+HOST_KINDS = ("data_loading", "sync", "host_sleep", "host_blocking", "host_idle", "idle")
 
 
 def trace_list(ids: list[str]) -> str:
