@@ -91,11 +91,11 @@ def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int |
     and links the page's findings and largest GPU gaps to it, as ``tracelake run --export``
     (docs/export.md).
     """
-    from tracelake.jobs import run_job
+    from tracelake.jobs import report_stamp, run_job
 
     t0 = time.perf_counter()
     summary = run_job.run(_paths(dirs), out, jobs=jobs, prune=prune, executor=executor, scheduler=scheduler)
-    if reports and summary.files:
+    if reports and summary.files and not report_stamp.current(out, summary.files, export):
         from tracelake.jobs.report_job import write_run_reports
 
         write_run_reports(out, summary.files, jobs=jobs, executor=executor, scheduler=scheduler, export=export)

@@ -406,7 +406,7 @@ def whatif(args) -> int:
 def run(args) -> int:
     import time
 
-    from ..jobs import run_job
+    from ..jobs import report_stamp, run_job
     from .progress import Progress
 
     t0 = time.perf_counter()
@@ -423,7 +423,9 @@ def run(args) -> int:
         return EXIT_USAGE
     page_errors: list[dict] = []  # report pages that could not be rendered (the others were)
     index = None
-    if not args.no_reports and summary.files:
+    if not args.no_reports and summary.files and report_stamp.current(args.out, summary.files, args.export):
+        index = Path(args.out) / "reports" / "index.html"  # written from this lake and these files already
+    elif not args.no_reports and summary.files:
         from ..jobs.report_job import write_run_reports  # Altair and vl-convert: only when needed
 
         t_reports = time.perf_counter()

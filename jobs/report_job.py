@@ -31,7 +31,7 @@ from ..lake.scoped import ScopedDatabase, derived_served
 from ..lake.version import __version__
 from ..reports.data import INDEX_COLUMNS, frozen, index_rows
 from ..reports.render import index_report, trace_page
-from . import report_views
+from . import report_stamp, report_views
 from .trace_export import page_export_path
 from .trace_export import write as write_export
 from .worker_pool import process_pool
@@ -142,15 +142,23 @@ def write_run_reports(out: str | Path, files: list[dict], jobs: int | None = Non
                       on_pages: Callable[[int, int], None] = lambda done, total: None, export: bool = False) -> Path:
     """The reports of a batch run (`tracelake run`, tracelake.run): OUTDIR/reports/index.html and the
     pages of the traces it ingested again; files: RunSummary.files; export: each page's Perfetto
-    export beside it (write_reports). Returns the index path."""
+    export beside it (write_reports). Returns the index path. Once all are written without an
+    error, they are current (report_stamp): an unchanged re-run does not write them again."""
+    report_stamp.clear(out)
+    errors: list[dict] = []
     con = connect(Path(out) / "lake")
     try:
-        return write_reports(con, Path(out) / "reports", failures=[f for f in files if f["status"] == "error"],
-                             render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs,
-                             executor=executor, scheduler=scheduler, page_errors=page_errors, on_pages=on_pages,
-                             export=export)
+        index = write_reports(con, Path(out) / "reports", failures=[f for f in files if f["status"] == "error"],
+                              render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs,
+                              executor=executor, scheduler=scheduler, page_errors=errors, on_pages=on_pages,
+                              export=export)
     finally:
         con.close()
+    if page_errors is not None:
+        page_errors.extend(errors)
+    if not errors:
+        report_stamp.record(out, files, export)
+    return index
 
 
 def _index_row_path(page: Path) -> Path:
