@@ -76,7 +76,7 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     workers = jobs or cores.threads()
     if executor != "dask":
         work_s = sum(_cost(len(members), sum(events.get(t) or 0 for t in scope)) for scope, members in scopes)
-        workers = stage_workers.worth(workers, work_s, WORKER_START_S)
+        workers = max(1, stage_workers.worth(workers, work_s, WORKER_START_S))  # one: in this process
     tasks = [(scope, [(t, str(links[t])) for t in members], siblings, export)
              for scope, members in batches(scopes, events, workers)]
     _remove_leftovers(out_dir / "traces")

@@ -141,8 +141,13 @@ def ingest_seconds(paths: list[str]) -> float:
 def _execute(paths: list[str], lake: Path, workers: int, executor: str, scheduler: str | None,
              limits: Limits | None):
     """Run the per-file tasks; yields outcomes as they finish. 'local': a process pool on this
-    machine; 'dask': a Dask distributed cluster (its workers must see the files and the lake)."""
+    machine (workers 0: this process); 'dask': a Dask distributed cluster (its workers must see
+    the files and the lake)."""
     if not paths:
+        return
+    if executor != "dask" and workers == 0:
+        for p in paths:
+            yield _task(p, str(lake), limits)
         return
     paths = costliest_first(paths)
     if executor == "dask":
@@ -211,7 +216,7 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     summary.stage_seconds["ingest"] = t_derive - t0
     events = sum(f["events"] or 0 for f in summary.files if f["status"] == "ok")
     derive_workers = (workers if executor == "dask"
-                      else stage_workers.worth(workers, derive.batch_seconds(events), DERIVE_START_S))
+                      else max(1, stage_workers.worth(workers, derive.batch_seconds(events), DERIVE_START_S)))
     tasks = derive.plan(lake, fresh, gone_from, derive_workers, held=True)
     if tasks:
         traces = sum(len(targets) for _, targets in tasks)

@@ -9,5 +9,8 @@ from __future__ import annotations
 
 
 def worth(jobs: int, work_s: float, start_s: float) -> int:
-    """`jobs` when spreading the work over them beats one process, else 1."""
-    return jobs if jobs > 1 and work_s / jobs + start_s < work_s else 1
+    """`jobs` when spreading the work over them beats one process; 0 (the calling process) when
+    even one worker costs more to start than the work; else 1."""
+    if jobs > 1 and work_s / jobs + start_s < work_s:
+        return jobs
+    return 0 if work_s < start_s else 1
