@@ -114,20 +114,23 @@ def export(lake: str | Path, trace_id: str | None, out: str | Path, *, format: s
     written; raises ValueError when `run` names no single run."""
     if format != "perfetto":
         raise ValueError(f"format {format!r}: only 'perfetto' (Chrome trace-event JSON) is written")
-    from tracelake.jobs.run_export import resolve_run, write_run
+    from tracelake.jobs import export_scope
+    from tracelake.jobs.run_export import resolve_run, run_traces, write_run
     from tracelake.jobs.trace_export import write
     from tracelake.lake.database import connect
 
-    con = connect(lake, read_only=True)
-    try:
-        if run is None:
-            return write(con, trace_id, out)
-        run_id, why = resolve_run(con, run)
-        if run_id is None:
-            raise ValueError(why)
-        return write_run(con, run_id, out)[0]
-    finally:
-        con.close()
+    run_id = None
+    if run is not None:
+        con = connect(lake, read_only=True)
+        try:
+            run_id, why = resolve_run(con, run)
+            if run_id is None:
+                raise ValueError(why)
+            trace_ids = [t for t, _, _ in run_traces(con, run_id)]
+        finally:
+            con.close()
+    with export_scope.of_lake(lake, [trace_id] if run_id is None else trace_ids) as con:
+        return write(con, trace_id, out) if run_id is None else write_run(con, run_id, out)[0]
 
 
 def diff(base: str | Path, new: str | Path, lake: str | Path | None = None) -> dict:
