@@ -101,11 +101,11 @@ def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int |
     and links the page's findings and largest GPU gaps to it, as ``tracelake run --export``
     (docs/export.md).
     """
-    from tracelake.jobs import run_job
+    from tracelake.jobs import report_stamp, run_job
 
     t0 = time.perf_counter()
     summary = run_job.run(_paths(dirs), out, jobs=jobs, prune=prune, executor=executor, scheduler=scheduler)
-    if reports and summary.files:
+    if reports and summary.files and not report_stamp.current(out, summary.files, export):
         from tracelake.jobs.report_job import write_run_reports
 
         write_run_reports(out, summary.files, jobs=jobs, executor=executor, scheduler=scheduler, export=export)
@@ -124,20 +124,23 @@ def export(lake: str | Path, trace_id: str | None, out: str | Path, *, format: s
     written; raises ValueError when `run` names no single run."""
     if format != "perfetto":
         raise ValueError(f"format {format!r}: only 'perfetto' (Chrome trace-event JSON) is written")
-    from tracelake.jobs.run_export import resolve_run, write_run
+    from tracelake.jobs import export_scope
+    from tracelake.jobs.run_export import resolve_run, run_traces, write_run
     from tracelake.jobs.trace_export import write
     from tracelake.lake.database import connect
 
-    con = connect(lake, read_only=True)
-    try:
-        if run is None:
-            return write(con, trace_id, out)
-        run_id, why = resolve_run(con, run)
-        if run_id is None:
-            raise ValueError(why)
-        return write_run(con, run_id, out)[0]
-    finally:
-        con.close()
+    run_id = None
+    if run is not None:
+        con = connect(lake, read_only=True)
+        try:
+            run_id, why = resolve_run(con, run)
+            if run_id is None:
+                raise ValueError(why)
+            trace_ids = [t for t, _, _ in run_traces(con, run_id)]
+        finally:
+            con.close()
+    with export_scope.of_lake(lake, [trace_id] if run_id is None else trace_ids) as con:
+        return write(con, trace_id, out) if run_id is None else write_run(con, run_id, out)[0]
 
 
 def diff(base: str | Path, new: str | Path, lake: str | Path | None = None) -> dict:

@@ -12,7 +12,7 @@ from tracelake.jobs.process_settings import prefer_jemalloc
 from .common import REPO, machine
 
 CASES = ["pytorch_ingest", "nsys_ingest", "callctx", "critical_path", "views", "run", "memory_views", "operators",
-         "cli", "scale", "report_pages", "section_shares", "big_input", "big_run", "tracelens", "floors"]
+         "cli", "scale", "report_pages", "section_shares", "big_input", "big_run", "tracelens", "floors", "no_work_twice"]
 # Cases measured on the GPU machine, whose results are stored by hand (each script says how): rendered
 # with the others, never run by `python -m bench`.
 ELSEWHERE = ["nsys_stats_vs_tracelake"]
@@ -37,6 +37,9 @@ def render() -> str:
 
 
 def main(argv: list[str]) -> int:
+    if {"-h", "--help"} & set(argv) or set(argv) - set(CASES):
+        print(f"{__doc__}\ncases: {' '.join(CASES)}")
+        return 0 if {"-h", "--help"} & set(argv) else 2
     prefer_jemalloc()  # as the CLI does at start-up, before the cases import pyarrow
     from . import (
         big_input,
@@ -47,6 +50,7 @@ def main(argv: list[str]) -> int:
         floors,
         kineto_ingest,
         memory_views,
+        no_work_twice,
         nsys_ingest,
         operators,
         report_pages,
@@ -61,7 +65,8 @@ def main(argv: list[str]) -> int:
                "critical_path": critical_path.run, "views": views.run, "run": run.run,
                "memory_views": memory_views.run, "operators": operators.run, "cli": cli.run, "scale": scale.run,
                "report_pages": report_pages.run, "section_shares": section_shares.run, "big_input": big_input.run,
-               "big_run": big_run.run, "tracelens": tracelens.run, "floors": floors.run}
+               "big_run": big_run.run, "tracelens": tracelens.run, "floors": floors.run,
+               "no_work_twice": no_work_twice.run}
     RESULTS.mkdir(exist_ok=True)
     for name in argv or CASES:
         print(f"running {name} ...", flush=True)

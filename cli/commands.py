@@ -304,12 +304,9 @@ def callctx(args) -> int:
 
 
 def export(args) -> int:
-    import tempfile
-
-    from ..jobs.ingest_job import ingest_paths
-    from ..jobs.run_export import resolve_run, write_run
+    from ..jobs import export_scope
+    from ..jobs.run_export import resolve_run, run_traces, write_run
     from ..jobs.trace_export import write
-    from ..lake.database import connect
 
     def exported(con, trace_id: str) -> int:
         n = write(con, trace_id, args.output)
@@ -334,11 +331,16 @@ def export(args) -> int:
                 if run_id is None:
                     say(f"error  {why}", err=True)
                     return EXIT_USAGE
-                return exported_run(con, run_id)
-            trace_id = _resolve_trace(con, args.trace[0])
-            return EXIT_USAGE if trace_id is None else exported(con, trace_id)
+                trace_ids = [t for t, _, _ in run_traces(con, run_id)]
+            else:
+                trace_id = _resolve_trace(con, args.trace[0])
+                if trace_id is None:
+                    return EXIT_USAGE
+                trace_ids = [trace_id]
         finally:
             con.close()
+        with export_scope.of_lake(args.lake, trace_ids) as con:
+            return exported_run(con, run_id) if args.run is not None else exported(con, trace_ids[0])
     if args.run is not None or not args.trace:
         say("error  export needs trace files, or --lake DIR with a trace id or --run RUN_ID", err=True)
         return EXIT_USAGE
@@ -346,26 +348,21 @@ def export(args) -> int:
         if not Path(path).is_file():
             say(f"error  {path}: no such file (a trace id needs --lake DIR)", err=True)
             return EXIT_USAGE
-    with tempfile.TemporaryDirectory(prefix="tracelake-export-") as scratch:
-        outcomes = ingest_paths(args.trace, Path(scratch) / "lake", lambda o: None)
+    with export_scope.of_files(args.trace, lambda o: None) as (outcomes, con):
         failed = [o for o in outcomes if o.status != "ok"]
         if failed or not outcomes:
             say(f"error  {failed[0].error if failed else args.trace[0] + ': not a trace'}", err=True)
             return EXIT_SOME_FAILED
-        con = connect(Path(scratch) / "lake")
-        try:
-            if len(outcomes) == 1:
-                return exported(con, outcomes[0].trace_id)
-            ids = [o.trace_id for o in outcomes]
-            runs = con.execute("SELECT run_id, count(DISTINCT trace_id) FROM rank_runs WHERE list_contains(?, trace_id) "
-                               "GROUP BY run_id", [ids]).fetchall()
-            if len(runs) != 1 or runs[0][1] != len(ids):
-                say(f"error  the {len(ids)} files are not the ranks of one distributed run (rank files of one "
-                    "folder, same world size, overlapping in time, with communication kernels)", err=True)
-                return EXIT_USAGE
-            return exported_run(con, runs[0][0])
-        finally:
-            con.close()
+        if len(outcomes) == 1:
+            return exported(con, outcomes[0].trace_id)
+        ids = [o.trace_id for o in outcomes]
+        runs = con.execute("SELECT run_id, count(DISTINCT trace_id) FROM rank_runs WHERE list_contains(?, trace_id) "
+                           "GROUP BY run_id", [ids]).fetchall()
+        if len(runs) != 1 or runs[0][1] != len(ids):
+            say(f"error  the {len(ids)} files are not the ranks of one distributed run (rank files of one "
+                "folder, same world size, overlapping in time, with communication kernels)", err=True)
+            return EXIT_USAGE
+        return exported_run(con, runs[0][0])
 
 
 def whatif(args) -> int:
@@ -409,7 +406,7 @@ def whatif(args) -> int:
 def run(args) -> int:
     import time
 
-    from ..jobs import run_job
+    from ..jobs import report_stamp, run_job
     from .progress import Progress
 
     t0 = time.perf_counter()
@@ -426,7 +423,9 @@ def run(args) -> int:
         return EXIT_USAGE
     page_errors: list[dict] = []  # report pages that could not be rendered (the others were)
     index = None
-    if not args.no_reports and summary.files:
+    if not args.no_reports and summary.files and report_stamp.current(args.out, summary.files, args.export):
+        index = Path(args.out) / "reports" / "index.html"  # written from this lake and these files already
+    elif not args.no_reports and summary.files:
         from ..jobs.report_job import write_run_reports  # Altair and vl-convert: only when needed
 
         t_reports = time.perf_counter()

@@ -12,7 +12,6 @@ from pathlib import Path
 import pyarrow as pa
 
 from ..ingest.discover import discover
-from ..ingest.dispatch import ingest_file
 from ..ingest.errors import ErrorKind, TraceError
 from ..ingest.identity import file_sha256
 from ..ingest.printable import path_text
@@ -128,6 +127,8 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[
     derivation that follows publishes it: lake/derive.py)."""
 
     def make():
+        from ..ingest.dispatch import ingest_file  # the readers (polars): only when a file is read, not on a re-run
+
         result = ingest_file(path, limits)
         # the base tables are written while the calling context and the critical path are built
         with TraceWriter(lake, result.trace_id, tracelake_version=__version__) as writer:
@@ -173,6 +174,8 @@ def read_in_memory(paths: list[str], needed: set[str], analyses: Executor, limit
 
     def one(path: str) -> FileOutcome:
         def make():
+            from ..ingest.dispatch import ingest_file
+
             result = ingest_file(path, limits, read)
             tables[result.trace_id] = {name: conform(name, t) for name, t in result.tables.items() if name in needed}
             building[result.trace_id] = [analyses.submit(build, result) for build in builds]

@@ -31,7 +31,7 @@ from ..lake.scoped import ScopedDatabase, derived_served
 from ..lake.version import __version__
 from ..reports.data import INDEX_COLUMNS, frozen, index_rows
 from ..reports.render import index_report, trace_page
-from . import report_views
+from . import report_stamp, report_views, stage_workers
 from .trace_export import page_export_path
 from .trace_export import write as write_export
 from .worker_pool import process_pool
@@ -74,6 +74,9 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     scopes = [(scope, members) for scope, members in trace_scopes(con, ids).items() if stale.intersection(members)]
     events = dict(con.execute("SELECT trace_id, event_count FROM traces").fetchall())
     workers = jobs or cores.threads()
+    if executor != "dask":
+        work_s = sum(_cost(len(members), sum(events.get(t) or 0 for t in scope)) for scope, members in scopes)
+        workers = max(1, stage_workers.worth(workers, work_s, WORKER_START_S))  # one: in this process
     tasks = [(scope, [(t, str(links[t])) for t in members], siblings, export)
              for scope, members in batches(scopes, events, workers)]
     _remove_leftovers(out_dir / "traces")
@@ -145,15 +148,23 @@ def write_run_reports(out: str | Path, files: list[dict], jobs: int | None = Non
                       on_pages: Callable[[int, int], None] = lambda done, total: None, export: bool = False) -> Path:
     """The reports of a batch run (`tracelake run`, tracelake.run): OUTDIR/reports/index.html and the
     pages of the traces it ingested again; files: RunSummary.files; export: each page's Perfetto
-    export beside it (write_reports). Returns the index path."""
+    export beside it (write_reports). Returns the index path. Once all are written without an
+    error, they are current (report_stamp): an unchanged re-run does not write them again."""
+    report_stamp.clear(out)
+    errors: list[dict] = []
     con = connect(Path(out) / "lake")
     try:
-        return write_reports(con, Path(out) / "reports", failures=[f for f in files if f["status"] == "error"],
-                             render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs,
-                             executor=executor, scheduler=scheduler, page_errors=page_errors, on_pages=on_pages,
-                             export=export)
+        index = write_reports(con, Path(out) / "reports", failures=[f for f in files if f["status"] == "error"],
+                              render_ids={f["trace_id"] for f in files if f["status"] == "ok"}, jobs=jobs,
+                              executor=executor, scheduler=scheduler, page_errors=errors, on_pages=on_pages,
+                              export=export)
     finally:
         con.close()
+    if page_errors is not None:
+        page_errors.extend(errors)
+    if not errors:
+        report_stamp.record(out, files, export)
+    return index
 
 
 def _index_row_path(page: Path) -> Path:
@@ -293,6 +304,9 @@ BATCH_EVENTS = 150_000
 # views, then each page (its sections, charts and what-if), then each event. A task of 17 small
 # pages took 4.6 s, one of the 500k-event page 1.6 s: pages, not events, make most of the cost.
 TASK_SECONDS, PAGE_SECONDS, EVENT_SECONDS = 0.3, 0.25, 2e-6
+# What a worker costs before its first page (stage_workers): its start, importing the chart libraries
+# (0.9 s of CPU on the 2-core machine), and its task's load and shared views.
+WORKER_START_S = 1.2
 
 
 def _cost(pages: int, events: int) -> float:

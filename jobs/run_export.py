@@ -61,7 +61,12 @@ def write_run(con, run_id: str, out: str | Path) -> tuple[int, int]:
         FROM (SELECT member, pid, CASE WHEN pid = {ANALYSIS_PID} THEN 2
                                        WHEN bool_or(json_extract_string(event, '$.cat') IN {GPU_CATS}) THEN 1 ELSE 0 END AS kind
               FROM _run_export GROUP BY member, pid)""")
-    lines = [r[0] for r in con.execute("""
+    flows = con.execute("SELECT count(DISTINCT instance) FROM collective_flow_points WHERE run_id = ? AND hops > 1",
+                        [run_id]).fetchall()[0][0]
+    files = [r[0] for r in con.execute("SELECT file_name FROM traces JOIN _run_members USING (trace_id) "
+                                       "ORDER BY member").fetchall()]
+    events = write_document(out, {"displayTimeUnit": "ms", "exportedBy": "tracelake", "run": run_id,
+                                  "sourceFiles": files}, con.execute("""
         WITH events AS (
             SELECT e.ts_ns + c.shift_ns AS ts_ns,
                    json_merge_patch(json_merge_patch(json_merge_patch(e.event, json_object('pid', p.new_pid)),
@@ -95,13 +100,7 @@ def write_run(con, run_id: str, out: str | Path) -> tuple[int, int]:
             WHERE f.run_id = $run AND f.hops > 1
         )
         SELECT event FROM events ORDER BY ts_ns NULLS FIRST""",
-        {"run": run_id}).fetchall()]
-    flows = con.execute("SELECT count(DISTINCT instance) FROM collective_flow_points WHERE run_id = ? AND hops > 1",
-                        [run_id]).fetchall()[0][0]
-    files = [r[0] for r in con.execute("SELECT file_name FROM traces JOIN _run_members USING (trace_id) "
-                                       "ORDER BY member").fetchall()]
+        {"run": run_id}))
     for table in ("_run_export", "_run_members", "_run_clock", "_run_pids"):
         con.execute(f"DROP TABLE {table}")
-    write_document(out, {"displayTimeUnit": "ms", "exportedBy": "tracelake", "run": run_id, "sourceFiles": files},
-                   lines)
-    return len(lines), flows
+    return events, flows

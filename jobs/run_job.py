@@ -29,7 +29,7 @@ from ..lake import aliases, compact, cores, derive, format_version
 from ..lake.database import update_database
 from ..lake.layout import complete_trace_ids, delete_trace, lake_index, loose_trace_ids, note_replaces, prepare_for_writing
 from ..lake.lock import writes_lake
-from . import derive_job
+from . import derive_job, stage_workers
 from .ingest_job import FileOutcome, held_unchanged, ingest_one, skip_if_no_trace
 from .worker_pool import process_pool
 
@@ -111,27 +111,43 @@ def _task(path: str, lake: str, limits: Limits | None) -> FileOutcome:
 # Seconds of ingest per byte of file, relative (../shared/traces on 2 cores: a gzip'd PyTorch trace
 # ~0.45 s per MB, a gzip'd Nsight export ~0.15, an Nsight export ~0.1, plain JSON ~1/6 of gzip'd).
 _COST_PER_BYTE = {".json.gz": 1.0, ".gz": 0.3, ".json": 0.2}
+_SECONDS_PER_COST = 0.45e-6
+# What a worker costs before its first file (stage_workers): its start and the import of the readers
+# and analyses (0.5 s of CPU on the 2-core machine); what a derivation worker costs: its start and
+# the planning of every view that each batch repeats (lake/derive.py BATCH).
+INGEST_START_S, DERIVE_START_S = 1.0, 1.5
+
+
+def _cost(path: str) -> float:
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return 0.0  # (its task says what is wrong with it)
+    suffix = next((s for s in _COST_PER_BYTE if path.endswith(s)), None)
+    return size * _COST_PER_BYTE.get(suffix, 0.2)
 
 
 def costliest_first(paths: list[str]) -> list[str]:
     """The files in the order to start them: the costliest first (by size and kind), so that a big
     file is not the last one a worker starts while the others have nothing left to do."""
-    def cost(path: str) -> float:
-        try:
-            size = os.path.getsize(path)
-        except OSError:
-            return 0.0  # (its task says what is wrong with it)
-        suffix = next((s for s in _COST_PER_BYTE if path.endswith(s)), None)
-        return size * _COST_PER_BYTE.get(suffix, 0.2)
+    return sorted(paths, key=_cost, reverse=True)
 
-    return sorted(paths, key=cost, reverse=True)
+
+def ingest_seconds(paths: list[str]) -> float:
+    """About how long reading these files takes on one core."""
+    return sum(map(_cost, paths)) * _SECONDS_PER_COST
 
 
 def _execute(paths: list[str], lake: Path, workers: int, executor: str, scheduler: str | None,
              limits: Limits | None):
     """Run the per-file tasks; yields outcomes as they finish. 'local': a process pool on this
-    machine; 'dask': a Dask distributed cluster (its workers must see the files and the lake)."""
+    machine (workers 0: this process); 'dask': a Dask distributed cluster (its workers must see
+    the files and the lake)."""
     if not paths:
+        return
+    if executor != "dask" and workers == 0:
+        for p in paths:
+            yield _task(p, str(lake), limits)
         return
     paths = costliest_first(paths)
     if executor == "dask":
@@ -183,7 +199,8 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     on_stage(f"ingest: {len(todo)} file{'s' * (len(todo) != 1)} to read" + (f", {kept} unchanged" if kept else ""))
     done = 0
     first_read: dict[str, FileOutcome] = {}
-    for outcome in _execute(todo, lake, workers, executor, scheduler, limits):
+    ingest_workers = workers if executor == "dask" else stage_workers.worth(workers, ingest_seconds(todo), INGEST_START_S)
+    for outcome in _execute(todo, lake, ingest_workers, executor, scheduler, limits):
         skip_if_no_trace(outcome)
         if outcome.status == "ok" and outcome.path in held and held[outcome.path][1] != outcome.trace_id:
             note_replaces(lake, outcome.trace_id, held[outcome.path][1])  # the file changed: its old trace
@@ -197,11 +214,14 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     fresh = {f["trace_id"] for f in summary.files if f["status"] == "ok"}
     t_derive = time.perf_counter()
     summary.stage_seconds["ingest"] = t_derive - t0
-    tasks = derive.plan(lake, fresh, gone_from, workers, held=True)
+    events = sum(f["events"] or 0 for f in summary.files if f["status"] == "ok")
+    derive_workers = (workers if executor == "dask"
+                      else max(1, stage_workers.worth(workers, derive.batch_seconds(events), DERIVE_START_S)))
+    tasks = derive.plan(lake, fresh, gone_from, derive_workers, held=True)
     if tasks:
         traces = sum(len(targets) for _, targets in tasks)
         on_stage(f"derive: the views of {traces} trace{'s' * (traces != 1)}")
-    summary.derive_warnings = derive_job.derive(lake, tasks, workers, executor, scheduler)
+    summary.derive_warnings = derive_job.derive(lake, tasks, derive_workers, executor, scheduler)
     derive.publish_held(lake)  # (derivation published them; any it had no view for)
     t_database = time.perf_counter()
     summary.stage_seconds["derive"] = t_database - t_derive

@@ -113,6 +113,13 @@ def _trace_facts(lake: Path, trace_ids: Iterable[str] | None = None,
 BYTES_PER_EVENT = 1600
 MEMORY_SHARE = 0.25
 MIN_BATCH_EVENTS = 100_000
+# A batch's seconds on one core: planning every view, then its events (the corpus as one batch above).
+BATCH_SECONDS, SECONDS_PER_EVENT = 1.0, 3.4e-6
+
+
+def batch_seconds(events: int) -> float:
+    """About how long deriving one batch of `events` trace events takes on one core."""
+    return BATCH_SECONDS + SECONDS_PER_EVENT * events
 
 
 def batch_budget(jobs: int) -> int:

@@ -68,6 +68,27 @@ def test_incremental_runs(tmp_path, capsys):
     assert sources == {"pytorch", "nsys"}  # the changed file's old trace is gone, its new one is in
 
 
+def test_an_unchanged_rerun_writes_no_report_and_a_change_writes_them(tmp_path, capsys):
+    src = tmp_path / "traces"
+    src.mkdir()
+    shutil.copy(MLP, src / MLP.name)
+    out = tmp_path / "out"
+    assert _run_json([str(src), "--out", str(out)], capsys)[0] == 0
+    index = out / "reports" / "index.html"
+    written = index.stat().st_mtime_ns
+    code, again = _run_json([str(src), "--out", str(out)], capsys)
+    assert code == 0 and set(_statuses(again).values()) == {"unchanged"}
+    assert index.stat().st_mtime_ns == written  # current: not written again
+    page = out / "reports" / "traces" / f"{again['files'][0]['trace_id']}.html"
+    page.unlink()  # a page gone: the reports are written again
+    assert _run_json([str(src), "--out", str(out)], capsys)[0] == 0
+    assert page.exists() and index.stat().st_mtime_ns != written
+    written = index.stat().st_mtime_ns
+    shutil.copy(MNIST, src / MNIST.name)  # a new file
+    assert _run_json([str(src), "--out", str(out)], capsys)[0] == 0
+    assert index.stat().st_mtime_ns != written and len(list((out / "reports" / "traces").glob("*.html"))) == 2
+
+
 def test_identical_files_are_one_trace_and_the_copies_its_aliases(tmp_path, capsys):
     src = tmp_path / "traces"
     for folder in ("a", "b"):
