@@ -76,6 +76,10 @@ def test_exposed_all_reduce_matches_its_cuda_event_time(con, variant):
         worst = con.execute("SELECT worst_rank FROM comm_overlap_groups WHERE run_id = ?",
                             [run_of(con, "/torch-2.11_diff-comm-straggler-")]).fetchone()
         assert worst == (0,)
+        finding = con.execute("""SELECT r.rank, f.evidence FROM finding_exposed_communication f
+                                 JOIN rank_runs r USING (trace_id) WHERE r.run_id = ?""",
+                              [run_of(con, "/torch-2.11_diff-comm-straggler-")]).fetchone()
+        assert finding[0] == 0 and finding[1].startswith("process group '0' (role unknown, default_pg, 2 ranks)")
 
 
 def test_groups_and_roles_are_those_the_scripts_used(con):
