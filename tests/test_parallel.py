@@ -135,3 +135,19 @@ def test_perfetto_run_export_undoes_the_offset(con, tmp_path):
     moved = first_kernel_us(run_of(con, "shifted-straggler"), "moved.json")
     gap = [float(original["rank 1"]) - float(original["rank 0"]), float(moved["rank 1"]) - float(moved["rank 0"])]
     assert abs(gap[1] - gap[0]) <= 25  # us: rank 1's events back where its own clock put them
+
+
+def test_page_shows_the_groups_exposed_time(con):
+    from conftest import rendered_page
+
+    run_id = run_of(con, "/torch-2.11_diff-comm-straggler-")
+    (trace_id,) = con.execute("SELECT trace_id FROM rank_runs WHERE run_id = ? AND rank = 0", [run_id]).fetchone()
+    page = rendered_page(con, trace_id)
+    section = re.search(r'<section id="parallelism".*?</section>', page.html, re.S).group(0)
+    cells = re.findall(r'<td class="n">([^<]*)</td>', section.split("</table>")[0])
+    exposed_ms = float(cells[2].removesuffix(" ms"))  # comm. per step, hidden, exposed per step, ...
+    truth = [s["all_reduce_ms"] for r in (0, 1)
+             for s in json.loads((diff_comm("straggler") / f"events_rank{r}.json").read_text())["steps"][1:]]
+    expected = sum(truth) / len(truth)  # mean over the ranks' steps: what the page averages
+    assert abs(exposed_ms - expected) <= 0.25 * expected
+    assert page.index_row["run_groups"][0]["group_name"] == "0"  # the index shows the run's groups too
