@@ -175,7 +175,7 @@ def build(variant, rank, world, device):
     stage_module = nn.Sequential(*blocks()[rank * per:(rank + 1) * per]).to(device)
     timer = StageTimer(stage_module)
     stage = PipelineStage(stage_module, rank, world, device)
-    sched = ScheduleGPipe(stage, n_microbatches=MICROBATCHES, loss_fn=loss_fn if rank == world - 1 else None)
+    sched = ScheduleGPipe(stage, n_microbatches=MICROBATCHES, loss_fn=loss_fn)
     opt = torch.optim.SGD(stage_module.parameters(), lr=1e-4)
 
     def step():
