@@ -89,6 +89,10 @@ def test_groups_and_roles_are_those_the_scripts_used(con):
     ddp = con.execute("SELECT group_name, ranks, layout, role, role_basis, framework FROM process_groups "
                       "WHERE run_id = ?", [run_of(con, "ddp-4rank")]).fetchall()
     assert ddp == [("0", [0, 1, 2, 3], "all", "data", "framework", "DDP")]
+    (evidence, advice), = con.execute("""SELECT f.evidence, f.advice FROM finding_exposed_communication f
+                                        JOIN rank_runs r USING (trace_id) WHERE r.run_id = ?""",
+                                     [run_of(con, "ddp-4rank")]).fetchall()
+    assert "(data parallel, default_pg, 4 ranks)" in evidence and "bucket_cap_mb" in advice  # DDP's advice
     # every collective of these runs belongs to a group that process_groups describes
     orphans = con.execute("""SELECT count(*) FROM process_group_calls c
                              ANTI JOIN process_groups g USING (run_id, group_name)""").fetchone()
