@@ -72,7 +72,9 @@ def tensor_bytes(args, kwargs) -> int:
 class Collectives:
     """Wraps torch.distributed's collective calls so each runs async and keeps its Work."""
 
-    NAMES = ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "batch_isend_irecv", "isend", "irecv")
+    # not isend / irecv: torch.distributed.P2POp accepts only the original functions as its op, and
+    # pipelining sends through batch_isend_irecv
+    NAMES = ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "batch_isend_irecv")
 
     def __init__(self):
         self.calls: list[tuple[str, int, object]] = []
@@ -95,10 +97,6 @@ class Collectives:
                 for w in works:
                     self.calls.append((name, nbytes, w))
                 return works
-            if name in ("isend", "irecv"):
-                work = fn(*args, **kwargs)
-                self.calls.append((name, tensor_bytes(args, kwargs), work))
-                return work
             wanted_async = kwargs.pop("async_op", False)
             work = fn(*args, async_op=True, **kwargs)
             self.calls.append((name, tensor_bytes(args, kwargs), work))

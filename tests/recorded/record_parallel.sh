@@ -9,7 +9,7 @@ export TORCH_NCCL_ENABLE_TIMING=1  # Work.get_duration(): CUDA events on NCCL's 
 R=/tmp/rec; mkdir -p $R
 nvidia-smi topo -m > $R/topology.txt 2>&1
 port=29511  # a port per run: a run killed by its time cap may leave its port in use
-for v in ddp-small-buckets ddp-large-buckets fsdp2-prefetch fsdp2-no-prefetch pipeline-gpipe; do
+for v in ${VARIANTS:-ddp-small-buckets ddp-large-buckets fsdp2-prefetch fsdp2-no-prefetch pipeline-gpipe}; do
     echo "== $v" | tee -a $R/log.txt
     port=$((port + 1))
     OUT=$R timeout 65 torchrun --nproc_per_node=2 --master_port=$port tests/recorded/record_parallel.py $v >> $R/log.txt 2>&1 \
