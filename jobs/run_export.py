@@ -7,7 +7,8 @@ are renumbered: each (rank's trace, pid) gets a pid of its own (the rank's proce
 GPUs, then its 'tracelake analysis' process, rank by rank), named 'rank r · GPU d' and so on, and
 the launch flows' ids (ac2g: correlation ids, which repeat across ranks) get the trace's place
 in the upper 32 bits. Ranks whose traces have different clock offsets (traces.clock_offset_ns)
-are shifted onto the run's common clock. A collective instance (collective_flow_points) is one
+are shifted onto the run's common clock, and so is a trace whose clock the collectives show to be
+off (rank_clock_offsets.applied_offset_ns). A collective instance (collective_flow_points) is one
 flow, id = instance, cat 'collective': 's' on the kernel of the rank that arrived first, 't'
 on the next ones, 'f' on the last, in order of arrival (Perfetto reads a flow in time order)."""
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..lake.sql_literal import sql_string
 from .trace_export import ANALYSIS_PID, write_document
 
 GPU_CATS = "('kernel', 'gpu_memcpy', 'gpu_memset', 'gpu_user_annotation')"
@@ -54,8 +56,10 @@ def write_run(con, run_id: str, out: str | Path) -> tuple[int, int]:
                     [(i, t, f"rank {rank}" if ranks == 1 else t) for i, (t, rank, ranks) in enumerate(members)])
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE _run_clock AS
-        SELECT m.*, coalesce(t.clock_offset_ns - min(t.clock_offset_ns) OVER (), 0) AS shift_ns
-        FROM _run_members m JOIN traces t USING (trace_id);
+        SELECT m.*, coalesce(t.clock_offset_ns - min(t.clock_offset_ns) OVER (), 0)
+                    - coalesce(o.applied_offset_ns, 0) AS shift_ns
+        FROM _run_members m JOIN traces t USING (trace_id)
+        LEFT JOIN rank_clock_offsets o ON o.trace_id = m.trace_id AND o.run_id = {sql_string(run_id)};
         CREATE OR REPLACE TEMP TABLE _run_pids AS
         SELECT member, pid, kind, CAST(row_number() OVER (ORDER BY member, kind, pid) AS BIGINT) AS new_pid
         FROM (SELECT member, pid, CASE WHEN pid = {ANALYSIS_PID} THEN 2

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import polars as pl
 
 from .page import frame
+from .sections.parallelism import groups as group_rows
 from .sections.ranks import rows as rank_rows
 
 
@@ -36,12 +37,14 @@ def run_comparisons(con) -> list[dict]:
 
 SUMMARY_COLUMNS = ("trace_id", "file_name", "source", "rank", "duration_ns", "is_truncated", "idle_pct",
                    "steady_idle_pct", "compute_pct", "top_kernel", "findings", "finding_rules")
-# run_ranks: a distributed run's ranks side by side (rank_rows), kept with the run's first rank only
-INDEX_COLUMNS = (*SUMMARY_COLUMNS, "run_ranks")
+# run_ranks: a distributed run's ranks side by side (rank_rows), and run_groups: its process groups
+# (group_rows), kept with the run's first rank only
+INDEX_COLUMNS = (*SUMMARY_COLUMNS, "run_ranks", "run_groups")
 
 
-def index_row(summary_row: dict, run_ranks: list[dict]) -> dict:
-    return {c: summary_row[c] for c in SUMMARY_COLUMNS} | {"run_ranks": run_ranks}
+def index_row(summary_row: dict, run_ranks: list[dict], run_groups: list[dict]) -> dict:
+    return {c: summary_row[c] for c in SUMMARY_COLUMNS} | {"run_ranks": run_ranks,
+                                                           "run_groups": run_groups if run_ranks else []}
 
 
 def run_ranks_of(trace_id: str, ranks: list[dict]) -> list[dict]:
@@ -60,6 +63,7 @@ def index_rows(con, trace_ids: list[str] | None = None) -> list[dict]:
     for row in rows:
         row["run_ranks"] = run_ranks_of(row["trace_id"], rank_rows(con, row["trace_id"])) \
             if row["trace_id"] in firsts else []
+        row["run_groups"] = group_rows(con, row["trace_id"]) if row["run_ranks"] else []
     return rows
 
 

@@ -19,7 +19,7 @@ from .diff_page import DiffPage
 from .diff_sections import DIFF_SECTIONS
 from .figure import Column, Figure
 from .page import Page
-from .sections import SECTIONS, ranks
+from .sections import SECTIONS, parallelism, ranks
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("tracelake.reports", "templates"),
@@ -72,7 +72,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
     html = _ENV.get_template("trace.html.j2").render(title=f"tracelake: {h['file_name']}", h=h, sections=sections,
                                                      version=version)
     run_ranks = next((s["data"]["ranks"] for s in sections if s["name"] == ranks.NAME), [])
-    return TracePage(html, data.index_row(summary, data.run_ranks_of(trace_id, run_ranks)))
+    run_groups = next((s["data"]["groups"] for s in sections if s["name"] == parallelism.NAME), [])
+    return TracePage(html, data.index_row(summary, data.run_ranks_of(trace_id, run_ranks), run_groups))
 
 
 def history_figure(con) -> Figure | None:

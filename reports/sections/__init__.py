@@ -21,6 +21,7 @@ from . import (
     nvtx,
     occupancy,
     operators,
+    parallelism,
     ranks,
     steps,
     summary,
@@ -31,7 +32,8 @@ from . import (
 )
 
 SECTIONS = [summary, ranks, findings, utilization, time_breakdown, steps, timeline, critical_path, top_kernels,
-            occupancy, gpu_metrics, operators, fusion, memcpy, idle, collectives, graphs, memory, calling_context, api, nvtx]
+            occupancy, gpu_metrics, operators, fusion, memcpy, idle, collectives, parallelism,
+            graphs, memory, calling_context, api, nvtx]
 
 
 def views() -> list[str]:
