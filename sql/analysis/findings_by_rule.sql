@@ -20,8 +20,11 @@
 -- @column example_start_ns  Start of the example's operation (ns, trace clock; NULL when that
 --                      finding has no time).
 CREATE OR REPLACE VIEW findings_by_rule AS
-WITH waits AS (
-    SELECT * FROM findings WHERE rule IN ('cuda_api_sync', 'host_sync_in_step') AND duration_ns > 0
+WITH flagged AS MATERIALIZED (
+    SELECT * FROM findings  -- read once: over a lake not yet derived, it is every rule's query
+),
+waits AS (
+    SELECT * FROM flagged WHERE rule IN ('cuda_api_sync', 'host_sync_in_step') AND duration_ns > 0
 ),
 gaps AS (
     SELECT * FROM gpu_gaps_over(10000) WHERE trace_id IN (SELECT trace_id FROM waits)
@@ -40,7 +43,7 @@ by_rule AS (
     SELECT trace_id, rule, severity, count(*) AS occurrences, CAST(sum(duration_ns) AS BIGINT) AS total_ns,
            arg_max(evidence, (duration_ns, evidence)) AS example, min(advice) AS advice,
            arg_max(start_ns, (duration_ns, evidence)) AS example_start_ns
-    FROM findings
+    FROM flagged
     GROUP BY trace_id, rule, severity
 )
 SELECT b.trace_id, b.rule, b.severity, b.occurrences, b.total_ns, b.example, b.advice, b.example_start_ns,
