@@ -72,7 +72,7 @@ class Graph:
     warnings: list[str]
 
 
-def _api_base(name: pl.Expr) -> pl.Expr:
+def api_base(name: pl.Expr) -> pl.Expr:
     """'cudaLaunchKernel_v7000' -> 'cudaLaunchKernel' (nsys keeps the version suffix)."""
     return name.str.replace(r"_v[0-9]+$", "")
 
@@ -358,7 +358,7 @@ def build_graph(tables: dict[str, pa.Table], hta_compat: bool = False) -> Graph:
     if steps["step"][0] == WHOLE_TRACE_STEP:
         spans = _without_lifecycle(spans, tables)
     cpu = _assign_steps(spans, steps)
-    cpu = cpu.with_columns(_api_base(pl.col("name")).alias("base"))
+    cpu = cpu.with_columns(api_base(pl.col("name")).alias("base"))
     cpu = cpu.with_columns(
         ((pl.col("kind") == "call") & pl.col("base").is_in(LOCK_CALLS)).alias("is_lock"),
         ((pl.col("kind") == "call") & pl.col("base").is_in(BLOCKING_CALLS)).alias("is_blocking"),

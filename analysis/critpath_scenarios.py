@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from .critpath_graph import BLOCKING_CALLS, CLASSES
+from .critpath_graph import BLOCKING_CALLS, CLASSES, api_base
 
 GRAPH_GAP_NS = 500
 GPU_KINDS = ("kernel", "memcpy", "memset")
@@ -250,7 +250,7 @@ def _waits(edges: pl.DataFrame, nodes: pl.DataFrame, extra: pl.DataFrame, copies
                                       "pinned_ns": pl.Int64, "duration_ns": pl.Int64})
     copies = copies.select(*keys, "copy_kind", "pinned_ns", "duration_ns").unique(keys)
     copy_calls = calls.join(copies, on=keys, how="inner", nulls_equal=False)
-    base = pl.col("name").str.replace(r"_v[0-9]+$", "")
+    base = api_base(pl.col("name"))
     sync_ev = pl.concat([calls.filter(base.is_in(SYNC_CALLS))["event_id"],
                          copy_calls.filter(pl.col("copy_kind") == "DtoH")["event_id"]]).to_numpy()
     pageable_ev = copy_calls.filter(pl.col("pinned_ns").is_not_null())["event_id"].to_numpy()
@@ -274,7 +274,7 @@ def _host_events(nodes: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     by_pid = ops["pid"].null_count() < ops.height
     keys = ["pid", "correlation_id"] if by_pid else ["correlation_id"]
     issued = ops.select(*keys).drop_nulls().unique().with_columns(pl.lit(True).alias("issues"))
-    base = pl.col("name").str.replace(r"_v[0-9]+$", "")
+    base = api_base(pl.col("name"))
     host = (nodes.filter(~pl.col("kind").is_in(GPU_KINDS))
             .join(issued, on=keys, how="left", nulls_equal=False)
             .with_columns(((pl.col("kind") == "call") & base.is_in(BLOCKING_CALLS)).alias("blocks"),
