@@ -62,12 +62,13 @@ def test_example_notebook_runs_top_to_bottom():
 def test_public_names():
     import tracelake
 
-    assert sorted(tracelake.__all__) == ["__version__", "charts", "diff", "export", "ingest", "open", "run"]
+    assert sorted(tracelake.__all__) == ["__version__", "charts", "diff", "export", "ingest", "open", "run", "set_peak"]
     assert tracelake.__version__ == __import__("tracelake.lake.version").lake.version.__version__
     public = [n for n in dir(tracelake.charts) if not n.startswith("_") and callable(getattr(tracelake.charts, n))]
     import tracelake.ingest.dispatch  # noqa: F401 - binds the subpackage to tracelake.ingest, which stays callable
 
-    for fn in (tracelake.open, tracelake.ingest.__call__, tracelake.run, tracelake.export, tracelake.diff):
+    for fn in (tracelake.open, tracelake.ingest.__call__, tracelake.run, tracelake.export, tracelake.diff,
+               tracelake.set_peak):
         assert fn.__doc__ and "return" in fn.__annotations__, fn
     assert callable(tracelake.ingest) and tracelake.ingest.dispatch.__name__ == "tracelake.ingest.dispatch"
     for name in public:

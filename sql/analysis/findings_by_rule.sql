@@ -32,7 +32,8 @@ gaps AS (
 wait_cost AS (
     -- the GPU idle inside each flagged wait of the same process
     SELECT w.trace_id, w.rule, w.severity,
-           CAST(coalesce(sum(least(g.end_ns, w.start_ns + w.duration_ns) - greatest(g.start_ns, w.start_ns)), 0)
+           CAST(coalesce(sum(least(g.end_ns, w.start_ns + w.duration_ns) - greatest(g.start_ns, w.start_ns))
+                             FILTER (WHERE g.start_ns IS NOT NULL), 0)  -- least/greatest skip NULLs
                 AS BIGINT) AS cost_ns
     FROM waits w
     LEFT JOIN gaps g ON g.trace_id = w.trace_id AND g.pid = w.pid
