@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING
 
 from ..ingest.printable import has_control, terminal_lines
 from ..jobs import fs_errors
+from ..lake import safe_sql
 from ..lake.database import DB_FILE, connect
 from ..lake.version import __version__
-from . import safe_sql
 from .limit_options import limits_of
 from .terminal import say
 
