@@ -19,10 +19,11 @@ def add_parser(sub) -> None:
                        description="A Model Context Protocol server on standard input and output, for agents such "
                                    "as Claude Code or Claude Desktop: its tools list the lake's traces and views, "
                                    "run read-only queries, and give a trace's headline, a diff and where to look "
-                                   "in Perfetto, each answer bounded (docs/mcp.md). Nothing is written.",
-                       epilog="Example (a client's configuration): {\"mcpServers\": {\"tracelake\": {\"command\": "
-                              "\"tracelake\", \"args\": [\"mcp\", \"--lake\", \"/data/lake\"]}}}")
-    s.add_argument("--lake", required=True, metavar="DIR")
+                                   "in Perfetto, each answer bounded (docs/mcp.md). The tools write nothing.",
+                       epilog="Example: tracelake mcp --lake /data/lake   (as a client starts it; a client's "
+                              "configuration: {\"mcpServers\": {\"tracelake\": {\"command\": \"tracelake\", "
+                              "\"args\": [\"mcp\", \"--lake\", \"/data/lake\"]}}})")
+    s.add_argument("--lake", required=True, metavar="DIR", help="the lake to serve, read-only")
     s.add_argument("--max-rows", type=_at_least(int, 1), default=d.max_rows, metavar="N",
                    help=f"rows of a table in an answer (default {d.max_rows})")
     s.add_argument("--max-chars", type=_at_least(int, MIN_CHARS), default=d.max_chars, metavar="N",
@@ -31,7 +32,7 @@ def add_parser(sub) -> None:
                    help=f"a tool call's queries are stopped after this long (default {d.time_limit_s:g})")
     s.add_argument("--memory-limit", default=d.memory_limit, metavar="SIZE",
                    help=f"DuckDB's memory for the queries, a size (4GB) or a share of the machine's (default "
-                        f"{d.memory_limit}); a query that needs more stops (nothing spills to disk)")
+                        f"{d.memory_limit.replace('%', '%%')}); a query that needs more stops (nothing spills to disk)")
 
 
 def _at_least(kind, minimum):
