@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -qq --upgrade pip
 	@echo "Installing tracelake and its dependencies into $(VENV) (a minute or so; errors only)"
-	$(BIN)/pip install -qq -e '.[dev,dask]'
+	$(BIN)/pip install -qq -e '.[dev,dask,mcp]'
 	touch $@
 
 demo: setup

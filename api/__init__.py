@@ -8,7 +8,7 @@
     tracelake.export("lake/", "rank0-...", "rank0.perfetto.json.gz")  # open it in ui.perfetto.dev
 
 The public names are the ones in __all__; everything in the subpackages (tracelake.lake, .ingest,
-.analysis, .jobs, .cli, .reports, .sql) is internal and may change. This module imports nothing heavy: the worker
+.analysis, .jobs, .cli, .serve, .reports, .sql) is internal and may change. This module imports nothing heavy: the worker
 processes that import tracelake.ingest load it too.
 """
 

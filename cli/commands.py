@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 
 from ..ingest.printable import has_control, terminal_lines
 from ..jobs import fs_errors
+from ..lake import safe_sql
 from ..lake.database import DB_FILE, connect
 from ..lake.version import __version__
-from . import safe_sql
 from .limit_options import limits_of
+from .mcp_command import mcp
 from .terminal import say
 
 if TYPE_CHECKING:
@@ -606,4 +607,4 @@ def diff(args) -> int:
 
 
 COMMANDS = {"ingest": ingest, "stats": stats, "sql": sql, "relink": relink, "compact": compact, "callctx": callctx,
-            "whatif": whatif, "export": export, "run": run, "report": report, "mail": mail, "diff": diff}
+            "whatif": whatif, "export": export, "run": run, "report": report, "mail": mail, "diff": diff, "mcp": mcp}

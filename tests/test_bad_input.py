@@ -531,6 +531,9 @@ def test_sql_safe_mode(sample_lake, tmp_path, capsys):
     assert "disabled by configuration" in _one_error_line(capsys)
     assert main(["sql", "--lake", str(sample_lake), "--safe", "SET enable_external_access = true"]) == 2
     capsys.readouterr()
+    into_lake = sample_lake.resolve() / "explained.csv"  # EXPLAIN ANALYZE runs what it explains
+    assert main(["sql", "--lake", str(sample_lake), "--safe", f"EXPLAIN ANALYZE COPY (SELECT 1) TO '{into_lake}'"]) == 2
+    assert "refused an EXPLAIN of a COPY statement" in _one_error_line(capsys) and not into_lake.exists()
     assert main(["sql", "--lake", str(sample_lake), "--safe", "--format", "csv",
                  "SELECT count(*) AS n FROM kernels"]) == 0
     assert int(capsys.readouterr().out.split()[1]) > 0
