@@ -171,7 +171,7 @@ def test_scoped_database_answers_as_the_whole_lake_after_swapping_scopes(sample_
     ids = [r[0] for r in sample_con.sql("SELECT trace_id FROM traces ORDER BY file_name").fetchall()]
     db = ScopedDatabase(sample_lake)
     try:
-        for trace_id in ids + ids[:1]:  # the first again, after the others
+        for trace_id in ids[:2] + ids[:1]:  # an Nsight trace, a PyTorch one, the first again after it
             con = db.load([trace_id])
             assert con.sql("SELECT DISTINCT trace_id FROM kernels").fetchall() in ([(trace_id,)], [])
             for view, sql in queries.items():
