@@ -155,17 +155,21 @@ WITH waits AS (
     WHERE step_index IS NOT NULL
     GROUP BY ALL
 ),
+windows AS MATERIALIZED (
+    SELECT s.trace_id, s.pid, s.step_index, s.start_ns, s.end_ns
+    FROM waits w JOIN steps s USING (trace_id, pid, step_index)
+),
 rs AS MATERIALIZED (
     SELECT s.trace_id, s.pid, s.step_index, greatest(c.start_ns, s.start_ns) AS start_ns, least(c.end_ns, s.end_ns) AS end_ns
-    FROM steps s
+    FROM windows s
     JOIN collectives c ON c.trace_id = s.trace_id AND c.pid = s.pid AND c.start_ns < s.end_ns AND c.end_ns > s.start_ns
-    WHERE c.operation = 'reduce_scatter' AND (s.trace_id, s.pid, s.step_index) IN (SELECT (trace_id, pid, step_index) FROM waits)
+    WHERE c.operation = 'reduce_scatter'
 ),
 compute AS MATERIALIZED (
     SELECT s.trace_id, s.pid, s.step_index, greatest(o.start_ns, s.start_ns) AS start_ns, least(o.end_ns, s.end_ns) AS end_ns
-    FROM steps s
+    FROM windows s
     JOIN gpu_op_class o ON o.trace_id = s.trace_id AND o.pid = s.pid AND o.start_ns < s.end_ns AND o.end_ns > s.start_ns
-    WHERE o.op_class = 'compute' AND (s.trace_id, s.pid, s.step_index) IN (SELECT (trace_id, pid, step_index) FROM rs)
+    WHERE o.op_class = 'compute'
 ),
 rs_only AS (
     SELECT {'trace_id': trace_id, 'pid': pid, 'step_index': step_index} AS lane, start_ns, end_ns FROM rs
