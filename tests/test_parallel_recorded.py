@@ -207,7 +207,8 @@ def test_fsdp_exposed_all_gather_wait_difference_is_the_step_time_difference(con
 def test_fsdp_late_all_gathers_waited_for_the_other_rank(con, variant):
     """Most of the compute stream's wait is the all-gathers' own wait for the other rank to join
     (rank clocks aligned: collective_instance_ranks), and the late_prefetch finding says so instead of
-    advising more prefetch; the rank that was waited for hardly waits itself."""
+    advising more prefetch; the rank that was waited for hardly waits itself, and is the run's
+    straggler (collective_straggler, on the aligned clocks of collective_waits)."""
     per_rank = dict((r, (w, p)) for r, w, p in con.execute(
         """SELECT f.rank, sum(f.wait_ns), sum(f.peer_wait_ns) FROM fsdp_prefetch_steps f
            JOIN steady_steps s USING (trace_id, pid, step_index) WHERE f.run_id = ? GROUP BY f.rank""",
@@ -219,6 +220,9 @@ def test_fsdp_late_all_gathers_waited_for_the_other_rank(con, variant):
     (evidence, advice), = con.execute("SELECT evidence, advice FROM findings WHERE rule = 'late_prefetch' AND trace_id = ?",
                                       [trace_of(con, variant, waiting)]).fetchall()
     assert f"rank {waiting} waiting" in evidence and "another rank joins them late" in advice
+    straggler = con.execute("""SELECT r.rank FROM findings f JOIN rank_runs r USING (trace_id)
+                               WHERE f.rule = 'collective_straggler' AND r.run_id = ?""", [run_of(con, variant)]).fetchall()
+    assert straggler == [(1 - waiting,)]
 
 
 # --- Pipeline: GPipe, 2 stages, 4 micro-batches ---------------------------------------------------------
