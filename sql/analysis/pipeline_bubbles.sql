@@ -8,8 +8,8 @@
 -- on autograd's) or, if later, the moment its input arrived (the end of the receives'
 -- kernels before its first compute kernel, and of the compute stream's previous
 -- operation), to the end of its last compute kernel or of its last operator, whichever is
--- later. Host time inside counts as occupied: a host-bound stage is busy, not waiting. One
--- row per range with compute kernels.
+-- later. Host time inside counts as occupied: a host-bound stage is busy, not waiting. Only
+-- processes that send or receive. One row per range with compute kernels.
 --
 -- depends: annotations, cpu_ops, api_calls, gpu_op_class, steps, rank_runs, process_group_calls, collectives
 --
@@ -40,6 +40,8 @@ WITH ranges AS (
     FROM annotations a
     WHERE NOT a.is_gpu AND a.end_ns IS NOT NULL
       AND regexp_matches(a.name, '^(Forward|Backward) \d+$|^PP:\d+[FBIW]\d+$')
+      -- a process that sends or receives: a user's own 'Forward 1' range elsewhere is no schedule's
+      AND (a.trace_id, a.pid) IN (SELECT (trace_id, pid) FROM collectives WHERE operation IN ('send', 'recv', 'send_recv'))
 ),
 launched AS (
     -- the GPU operations launched during a range, from any thread of its process

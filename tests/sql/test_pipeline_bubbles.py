@@ -17,11 +17,13 @@ def table(con, name: str, columns: dict[str, str], data: list[tuple]) -> None:
 
 
 def load(con):
-    # trace a: rank 0, pid 1 (main thread 10, autograd thread 11); trace b: rank 1, pid 2 (thread 20)
+    # trace a: rank 0, pid 1 (main thread 10, autograd thread 11); trace b: rank 1, pid 2 (thread 20);
+    # trace c: no pipeline
     given(con, "annotations", ["trace_id", "pid", "tid", "name", "start_ns", "end_ns", "is_gpu"], [
         ("a", 1, 10, "Forward 0", 0, 100, False), ("a", 1, 10, "Forward 1", 100, 200, False),
         ("a", 1, 10, "Backward 0", 500, 700, False), ("a", 1, 10, "Backward 1", 700, 900, False),
-        ("b", 2, 20, "Forward 0", 150, 300, False), ("b", 2, 20, "Backward 0", 300, 500, False)])
+        ("b", 2, 20, "Forward 0", 150, 300, False), ("b", 2, 20, "Backward 0", 300, 500, False),
+        ("c", 3, 30, "Forward 0", 0, 100, False)])  # a user's own range in a process that sends nothing
     given(con, "cpu_ops", ["trace_id", "pid", "tid", "name", "start_ns", "end_ns", "depth"], [
         ("a", 1, 10, "aten::linear", 10, 60, 0), ("a", 1, 10, "record_param_comms", 70, 80, 0),  # its send
         ("a", 1, 10, "aten::linear", 110, 150, 0),
@@ -34,7 +36,7 @@ def load(con):
         ("a", 1, 10, 515, 4, "runtime"), ("a", 1, 11, 565, 5, "runtime"), ("a", 1, 10, 715, 6, "runtime"),
         ("a", 1, 11, 805, 7, "runtime"),
         ("b", 2, 20, 157, 1, "runtime"), ("b", 2, 20, 215, 2, "runtime"), ("b", 2, 20, 320, 3, "runtime"),
-        ("b", 2, 20, 457, 4, "runtime")])
+        ("b", 2, 20, 457, 4, "runtime"), ("c", 3, 30, 10, 1, "runtime")])
     table(con, "gpu_op_class", {"trace_id": V, "pid": B, "stream_id": B, "start_ns": B, "end_ns": B, "op_class": V,
                                 "correlation_id": B}, [
         ("a", 1, 7, 30, 90, "compute", 1), ("a", 1, 9, 95, 150, "communication", 2),
@@ -43,7 +45,8 @@ def load(con):
         ("a", 1, 7, 605, 680, "compute", 5),
         ("a", 1, 9, 720, 800, "communication", 6), ("a", 1, 7, 810, 880, "compute", 7),
         ("b", 2, 9, 160, 200, "communication", 1), ("b", 2, 7, 220, 280, "compute", 2),
-        ("b", 2, 7, 330, 450, "compute", 3), ("b", 2, 9, 470, 500, "communication", 4)])
+        ("b", 2, 7, 330, 450, "compute", 3), ("b", 2, 9, 470, 500, "communication", 4),
+        ("c", 3, 7, 20, 90, "compute", 1)])
     table(con, "collectives", {"trace_id": V, "pid": B, "call_index": B, "operation": V, "start_ns": B, "end_ns": B}, [
         ("a", 1, 0, "send_recv", 95, 150), ("a", 1, 1, "send_recv", 520, 600), ("a", 1, 2, "send_recv", 720, 800),
         ("b", 2, 0, "send_recv", 160, 200), ("b", 2, 1, "send_recv", 470, 500)])
