@@ -1,4 +1,5 @@
--- Parallelism rules, each a view with the columns of findings (see findings.sql).
+-- Parallelism rules, each a view with the columns of findings (see findings.sql):
+-- exposed_communication and late_prefetch.
 --
 -- finding_exposed_communication: the process group whose communication nothing hid costs
 -- the most in the steady steps of a distributed run (comm_overlap_groups): its exposed
@@ -80,3 +81,76 @@ SELECT a.trace_id, 'exposed_communication' AS rule, CASE WHEN w.exposed_pct >= 2
 FROM worst w
 JOIN on_rank r USING (run_id)
 JOIN anchor a USING (run_id);
+
+-- finding_late_prefetch: FSDP's all-gathers kept the compute stream waiting (late
+-- prefetch: fsdp_prefetch_steps) for at least 5 % of the steady steps of a rank (a warning
+-- from 20 %), on the rank of the run that waited most. The advice tells apart an
+-- all-gather that was late because another rank joined it late (its wait for the last
+-- rank, peer_wait_ns, is most of the lateness: prefetching earlier here does not help),
+-- a forward that does not prefetch, and prefetches not far enough ahead. One row per
+-- run, at the rank's first late all-gather.
+--
+-- depends: fsdp_prefetch_steps, fsdp_prefetch, steady_steps, collectives
+--
+-- @column trace_id     Trace.
+-- @column rule         Rule name.
+-- @column severity     'warning' or 'info'.
+-- @column pid          Process.
+-- @column device_id    GPU.
+-- @column stream_id    The compute stream that waited.
+-- @column start_ns     Start of the rank's first late all-gather in the steady steps (ns, trace clock).
+-- @column duration_ns  The compute stream's waits for all-gathers over the rank's steady steps (ns).
+-- @column evidence     What was seen.
+-- @column advice       What to do.
+CREATE OR REPLACE VIEW finding_late_prefetch AS
+WITH steady AS (
+    SELECT f.* FROM fsdp_prefetch_steps f JOIN steady_steps s USING (trace_id, pid, step_index)
+),
+per_rank AS (
+    SELECT run_id, trace_id, pid, any_value(rank) AS rank, count(*) AS steps, sum(wait_ns) AS wait_ns,
+           avg(wait_ns) AS wait_per_step_ns, avg(wait_pct) AS wait_pct, sum(forward_wait_ns) AS forward_wait_ns,
+           sum(backward_wait_ns) AS backward_wait_ns, sum(peer_wait_ns) AS peer_wait_ns,
+           sum(all_gathers) AS all_gathers, sum(late) AS late, sum(prefetched) AS prefetched
+    FROM steady
+    GROUP BY run_id, trace_id, pid
+    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY avg(wait_ns) DESC, any_value(rank)) = 1
+),
+forward_prefetched AS (
+    SELECT trace_id, pid, count(*) FILTER (WHERE prefetched) AS prefetched, count(*) AS gathers
+    FROM fsdp_prefetch WHERE pass = 'forward'
+    GROUP BY ALL
+),
+anchor AS (
+    SELECT f.trace_id, f.pid, c.device_id, f.consumer_stream_id AS stream_id, f.start_ns
+    FROM fsdp_prefetch f
+    JOIN per_rank r USING (trace_id, pid)
+    JOIN steady_steps s USING (trace_id, pid, step_index)
+    JOIN collectives c ON c.trace_id = f.trace_id AND c.pid = f.pid AND c.call_index = f.call_index
+    WHERE f.is_late
+    QUALIFY row_number() OVER (PARTITION BY f.trace_id, f.pid ORDER BY f.start_ns) = 1
+)
+SELECT r.trace_id, 'late_prefetch' AS rule, CASE WHEN r.wait_pct >= 20 THEN 'warning' ELSE 'info' END AS severity,
+       r.pid, a.device_id, a.stream_id, a.start_ns, CAST(r.wait_ns AS BIGINT) AS duration_ns,
+       printf('FSDP all-gathers kept the compute stream of rank %s waiting %.3f ms per step (%.1f %% of the step): '
+              || '%d of %d all-gathers late over %d steady steps, %.3f ms per step in the forward and %.3f ms in the '
+              || 'backward; %.0f %% of the wait was the all-gathers waiting for another rank to join',
+              coalesce(CAST(r.rank AS VARCHAR), '?'), r.wait_per_step_ns / 1e6, r.wait_pct, r.late, r.all_gathers,
+              r.steps, r.forward_wait_ns / r.steps / 1e6, r.backward_wait_ns / r.steps / 1e6,
+              100.0 * r.peer_wait_ns / nullif(r.wait_ns, 0)) AS evidence,
+       CASE WHEN r.peer_wait_ns >= 0.5 * r.wait_ns
+            THEN 'The all-gathers are late because another rank joins them late, not because this rank issued them '
+                || 'too late: prefetching earlier here will not remove the wait. Find why that rank is behind '
+                || '(collective_straggler, its host time per step: FSDP''s Python overhead, the data loader, a sync) '
+                || 'and even it out first.'
+            WHEN r.forward_wait_ns >= r.backward_wait_ns AND coalesce(p.prefetched, 0) < 0.5 * coalesce(p.gathers, 0)
+            THEN 'The forward gathers each unit''s parameters only when the unit starts. Prefetch the next unit''s '
+                || 'all-gather: set_modules_to_forward_prefetch (FSDP2) or forward_prefetch=True (FSDP1), and keep '
+                || 'the host ahead of the GPU (CUDA graphs or torch.compile for launch-bound units).'
+            ELSE 'The all-gathers are prefetched but still finish after the compute that needs them: prefetch two '
+                || 'units ahead (set_modules_to_forward_prefetch / set_modules_to_backward_prefetch with the next '
+                || 'two), wrap larger units so compute hides more, or give the all-gathers more bandwidth.'
+       END AS advice
+FROM per_rank r
+JOIN anchor a USING (trace_id, pid)
+LEFT JOIN forward_prefetched p USING (trace_id, pid)
+WHERE r.wait_pct >= 5;
