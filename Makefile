@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_OUT ?= out/demo
 
-.PHONY: setup demo test test-repo bench lint docs clean
+.PHONY: setup demo test bench lint docs clean
 
 setup: $(VENV)/.installed
 

@@ -26,6 +26,7 @@ from . import atomic_write, base_tables, derive, format_version, layout, lock, s
 from .catalog_template import cache_root, catalog_fingerprint, catalog_template, install_catalog, new_database
 from .lock import writes_lake
 from .planner import planner_settings
+from .sql_literal import sql_string
 from .version import __version__
 
 DB_FILE = "tracelake.duckdb"
@@ -184,6 +185,6 @@ def connect(lake: str | Path, read_only: bool = True, private: bool = False) -> 
         except duckdb.IOException:  # taken for writing since (the plain duckdb CLI): a private copy
             return planner_settings(duckdb.connect(str(private_database(lake)), read_only=True))
     con = duckdb.connect(":memory:")
-    con.execute(f"ATTACH '{db_file.replace(chr(39), chr(39) * 2)}' AS lake (READ_ONLY)")
+    con.execute(f"ATTACH {sql_string(db_file)} AS lake (READ_ONLY)")
     con.execute("USE lake")
     return planner_settings(con)
