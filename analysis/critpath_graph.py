@@ -406,7 +406,7 @@ def build_graph(tables: dict[str, pa.Table], hta_compat: bool = False) -> Graph:
 
 
 def _gpu_edges(tables, calls: pl.DataFrame, ops: pl.DataFrame) -> list[pl.DataFrame]:
-    out = []
+    out: list[pl.DataFrame] = []
     if ops.height == 0:
         return out
     ev = ops["ev"].to_numpy()

@@ -150,7 +150,7 @@ def staged_segment_file(staging: Path, folder: str, segment: str) -> Path:
 
 def _removed(lake: Path, segment: str, folder: str) -> set[str]:
     root = Path(lake) / COMPACTED / "removed" / segment
-    out = set()
+    out: set[str] = set()
     for sub in (_ALL, folder) if folder.startswith(DERIVED + "/") else (_ALL,):
         try:
             with os.scandir(root / sub) as it:

@@ -71,8 +71,8 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
     sections = built_sections(page)
     html = _ENV.get_template("trace.html.j2").render(title=f"tracelake: {trace['file_name']}", trace=trace,
                                                      sections=sections, version=version)
-    run_ranks = next((s["data"]["ranks"] for s in sections if s["name"] == ranks.NAME), [])
-    run_groups = next((s["data"]["groups"] for s in sections if s["name"] == parallelism.NAME), [])
+    run_ranks: list = next((s["data"]["ranks"] for s in sections if s["name"] == ranks.NAME), [])
+    run_groups: list = next((s["data"]["groups"] for s in sections if s["name"] == parallelism.NAME), [])
     return TracePage(html, data.index_row(summary, data.run_ranks_of(trace_id, run_ranks), run_groups))
 
 
