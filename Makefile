@@ -44,8 +44,9 @@ lint: setup
 check: lint
 	$(BIN)/python .ci/typecheck.py
 
+# The generated references: docs/schema.md, docs/cli.md, docs/views.md (docs/generate.py says from what).
 docs: setup
-	$(BIN)/python -m tracelake.analysis.schema_doc > docs/schema.md
+	$(BIN)/python docs/generate.py
 
 clean:
 	rm -rf out .pytest_cache
