@@ -147,6 +147,8 @@ def _file(f: SqlFile, public: set[str], tables: set[str]) -> str:
         if not shown and i:
             continue  # internal helpers only
         prose, columns = _split(block.comment)
+        if i and block.objects[0][0].startswith("_"):
+            prose = []  # the comment is about the internal helper it stands above
         for name, kind in shown:
             out.append(f'<a id="{name}"></a>**`{name}`** ({kind})  \n')
         if shown:
