@@ -44,9 +44,9 @@ lint: setup
 check: lint
 	$(BIN)/python .ci/typecheck.py
 
-# The generated references: docs/schema.md, docs/cli.md, docs/views.md (docs/generate.py says from what).
+# The generated references: docs/schema.md, docs/cli.md, docs/views.md (tools/make_docs.py says from what).
 docs: setup
-	$(BIN)/python docs/generate.py
+	$(BIN)/python tools/make_docs.py
 
 clean:
 	rm -rf out .pytest_cache

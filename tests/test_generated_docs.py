@@ -1,5 +1,5 @@
 """The generated docs are current: docs/schema.md, docs/cli.md and docs/views.md are what `make docs`
-(docs/generate.py) writes now, bench/RESULTS.md is what `make bench` renders from bench/results/, and
+(tools/make_docs.py) writes now, bench/RESULTS.md is what `make bench` renders from bench/results/, and
 every link into the generated references names an anchor they have."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from conftest import REPO
 
 
 def _generate():
-    spec = importlib.util.spec_from_file_location("docs_generate", REPO / "docs" / "generate.py")
+    spec = importlib.util.spec_from_file_location("make_docs", REPO / "tools" / "make_docs.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

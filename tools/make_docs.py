@@ -6,7 +6,8 @@ is stale):
   (cli/main.py build_parser; rendered here, since only the CLI may import cli/main.py);
 - docs/views.md, every view and macro of sql/, from the files' header comments (lake/views_doc.py).
 
-Run it with the project's Python: `.venv/bin/python docs/generate.py`.
+Run it with the project's Python: `.venv/bin/python tools/make_docs.py`. It lives outside docs/, which
+ships with the package as the MCP server's resources (docs/__init__.py).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ import argparse
 import sys
 from pathlib import Path
 
-DOCS = Path(__file__).resolve().parent
+DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 CLI_HEADER = """# Command reference
 
 Generated from the help texts of `tracelake`'s argument parser (cli/main.py) by `make docs`; do not
 edit by hand. `tracelake COMMAND --help` prints the same. What the commands do, with examples:
-README.md, docs/run.md (`run`, `report`), docs/diff.md, docs/export.md, docs/sql.md (`sql`).
+README.md, docs/run.md (`run`, `report`), docs/diff.md, docs/export.md, docs/sql.md (`sql`),
+docs/mcp.md (`mcp`).
 
 """
 
