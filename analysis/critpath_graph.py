@@ -60,7 +60,6 @@ KERNEL_KERNEL_MAX_GAP_NS = 1_500_000  # HTA: a longer gap is an unseen dependenc
 DATA_LOADING = r"^enumerate\(Data(Loader|Pipe)\)|(?i:data_?load)"
 COMMUNICATION = re.compile(r"^(nccl|rccl|hccl)|ncclKernel|ncclDevKernel", re.IGNORECASE)  # = gpu_op_class.sql
 
-EDGE_TYPES = ("operator", "dependency", "launch", "kernel_kernel", "sync", "gpu_sync", "launch_order")
 CLASSES = ("cpu", "data_loading", "launch_overhead", "kernel_to_kernel", "gpu_compute", "communication", "memcpy", "sync_wait")
 
 
@@ -407,7 +406,7 @@ def build_graph(tables: dict[str, pa.Table], hta_compat: bool = False) -> Graph:
 
 
 def _gpu_edges(tables, calls: pl.DataFrame, ops: pl.DataFrame) -> list[pl.DataFrame]:
-    out = []
+    out: list[pl.DataFrame] = []
     if ops.height == 0:
         return out
     ev = ops["ev"].to_numpy()

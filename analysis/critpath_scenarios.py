@@ -131,7 +131,7 @@ class EdgeFacts:
     """What the scenarios select edges on, per edge of one trace's graph (the lake's edges, then the
     stream-order edges that stream_order_edges adds)."""
     cls: np.ndarray  # class (None for zero-weight dependencies)
-    edge_type: np.ndarray  # edge type (critpath_graph.EDGE_TYPES; None for the stream-order edges)
+    edge_type: np.ndarray  # edge type (cp_edges.edge_type, lake/schema.py; None for the stream-order edges)
     weight: np.ndarray  # measured weight (ns)
     launch_call: np.ndarray  # bool: the time of a call that launched GPU work
     captured: np.ndarray  # bool: host time inside a GPU-issuing top-level span of the step

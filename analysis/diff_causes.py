@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from typing import Any
 
 from ..lake.sql_literal import sql_string
 
@@ -99,7 +100,7 @@ def _cause(kind: str, name: str, base: float, new: float, evidence: dict) -> dic
 
 def _operator_groups(base_work, new_work) -> dict:
     """row -> (kind, operator name) for the GPU work that a precision or operator cause takes."""
-    keys = {side: defaultdict(set) for side in ("base", "new")}
+    keys: dict[str, defaultdict[str, set]] = {side: defaultdict(set) for side in ("base", "new")}
     for side, work in (("base", base_work), ("new", new_work)):
         for _c, _nm, _mem, ln, sh, dt, *_ in work:
             if ln is not None and sh is not None:
@@ -131,7 +132,7 @@ def _net_fp32_gemms(groups: dict) -> None:
                    and not (g["base"] and g["new"])), key=lambda k: -abs(groups[k]["new"] - groups[k]["base"]))
     if not fp32:
         return
-    net = {"base": 0.0, "new": 0.0, "calls": [0.0, 0.0], "ops": set(), "bytes": [0.0, 0.0], "memory": ({}, {}),
+    net: dict[str, Any] = {"base": 0.0, "new": 0.0, "calls": [0.0, 0.0], "ops": set(), "bytes": [0.0, 0.0], "memory": ({}, {}),
            "kernels": []}
     for k in fp32:
         g = groups.pop(k)
@@ -198,7 +199,7 @@ def causes(base: dict, new: dict) -> list[dict]:
     _net_fp32_gemms(groups)
     out = []
     for (kind, name), g in groups.items():
-        ev = {"calls_per_step": [per_step(c) for c in g["calls"]]}
+        ev: dict[str, Any] = {"calls_per_step": [per_step(c) for c in g["calls"]]}
         if kind in ("precision", "operator"):
             ev["launches"] = sorted({f"{s}: {ln} {sh or ''} {dt or ''}".strip() for s, ln, sh, dt in g["ops"]})
         elif g["ops"]:

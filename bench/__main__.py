@@ -1,5 +1,6 @@
 """python -m bench [case ...]: run benchmark cases; each stores bench/results/<case>.json and
-bench/RESULTS.md is re-rendered from all stored cases (so one case can be re-run alone)."""
+bench/RESULTS.md is re-rendered from all stored cases (so one case can be re-run alone) and the
+hand-written notes (NOTES); tests/test_generated_docs.py checks that it is."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ CASES = ["pytorch_ingest", "nsys_ingest", "callctx", "critical_path", "views", "
 # Cases measured on the GPU machine, whose results are stored by hand (each script says how): rendered
 # with the others, never run by `python -m bench`.
 ELSEWHERE = ["nsys_stats_vs_tracelake"]
+# Hand-written Markdown kept after the cases (bench/results/<name>.md): measurements made by hand
+# (judgments) and what was measured on the way to the current numbers (history, moved out of docs/).
+NOTES = ["judgments", "history"]
 RESULTS = REPO / "bench" / "results"
 
 
@@ -33,6 +37,10 @@ def render() -> str:
             continue
         out.append("| measurement | value |\n|---|---|\n")
         out.extend(f"| {label} | {value} |\n" for label, value in data["rows"])
+    for name in NOTES:
+        path = RESULTS / f"{name}.md"
+        if path.exists():
+            out.append("\n" + path.read_text(encoding="utf-8").rstrip("\n") + "\n")
     return "".join(out)
 
 

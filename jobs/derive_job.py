@@ -55,9 +55,8 @@ def derive_absent(lake: str | Path, jobs: int = 1, views: set[str] | None = None
     (derive.kept: a lake that `tracelake ingest` wrote, of fewer than derive.DERIVE_FROM_TRACES
     traces, keeps those it was asked for) and rebuild its database, as `tracelake relink` does
     (derive_lake); from then on it keeps them (each later ingest derives them for its traces).
-    For the report index: its cross-run views (runs, run_comparison) read over the base tables
-    took 10.9 s of a 4-sample lake's 25 s `tracelake report`, 0.2 s over derived tables; deriving
-    the 4 took 3.9 s, the report then 6.0 s. For a query (`tracelake sql`): the views it reads.
+    For the report index, whose cross-run views (runs, run_comparison) cost far more over the base
+    tables than over derived ones (docs/lake.md), and for a query (`tracelake sql`): the views it reads.
     Returns the derivation's warnings (a failed derivation is one: the views then read the base
     tables, as before); None when nothing was derived: the lake keeps them already, holds no
     trace, cannot be written, or another process writes it."""

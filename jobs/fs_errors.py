@@ -10,7 +10,7 @@ import re
 
 from ..ingest.printable import path_text
 
-_PLAIN = {
+_PLAIN: dict[int | None, str] = {
     errno.ENOTDIR: "a part of this path is a regular file, not a directory",
     errno.EROFS: "read-only file system",
     errno.EACCES: "permission denied",

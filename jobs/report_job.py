@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..analysis import critpath_whatif
-from ..lake import cores
+from ..lake import atomic_write, cores
 from ..lake.database import connect
 from ..lake.derive import current, kept
 from ..lake.scoped import ScopedDatabase, derived_served
@@ -39,13 +39,10 @@ from .worker_pool import process_pool
 
 def write_atomically(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except BaseException as e:  # nothing half-written is left, whatever went wrong
-        tmp.unlink(missing_ok=True)
-        if isinstance(e, OSError) and e.filename is None:  # a failed write() names no file: the page's
+        atomic_write.write_text(path, text)  # nothing half-written is left, whatever went wrong
+    except OSError as e:
+        if e.filename is None:  # a failed write() names no file: the page's
             raise OSError(e.errno, e.strerror, str(path)) from e
         raise
 

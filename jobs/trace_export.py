@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import threading
 from pathlib import Path
+
+from ..lake import atomic_write
 
 ANALYSIS_PID = 2147483647  # the process of tracelake's tracks (chrome_trace_events)
 
@@ -61,15 +61,9 @@ def _write_atomically(out: Path, write_to) -> None:
     """write_to(a binary file) into `out`, gzip-compressed when it ends in .gz; to a temporary file
     renamed into place, so a reader (or a page linking it) never sees half a file."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            if out.suffix == ".gz":
-                with gzip.GzipFile(filename="", mode="wb", compresslevel=3, fileobj=f) as z:
-                    write_to(z)
-            else:
-                write_to(f)
-        os.replace(tmp, out)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with atomic_write.replacing(out) as tmp, open(tmp, "wb") as f:
+        if out.suffix == ".gz":
+            with gzip.GzipFile(filename="", mode="wb", compresslevel=3, fileobj=f) as z:
+                write_to(z)
+        else:
+            write_to(f)

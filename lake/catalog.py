@@ -285,7 +285,7 @@ def ordered(files: list[SqlFile], provided: set[str]) -> list[SqlFile]:
 
 def install(con, provided: set[str]) -> list[str]:
     """Create every view and macro of sql/ on `con`; returns the names created."""
-    created = []
+    created: list[str] = []
     for f in ordered(load_files(), provided):
         try:
             con.execute(f.text)

@@ -3,7 +3,6 @@ database and every scoped or derivation database starts as a copy of it."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shutil
@@ -12,7 +11,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import base_tables, catalog, served_views
+from . import atomic_write, base_tables, catalog, served_views
 from .sql_literal import sql_string
 from .version import __version__
 
@@ -65,28 +64,22 @@ def catalog_template(placed: bool = False) -> Path | None:
     base = catalog_template() if placed else None
     if placed and base is None:
         return None
-    tmp = template.with_name(f".{template.name}.{os.getpid()}.tmp")
-    try:
+    try:  # an interrupted or failed template leaves no file behind
         template.parent.mkdir(parents=True, exist_ok=True)
-        tmp.unlink(missing_ok=True)
-        if base is not None:
-            shutil.copyfile(base, tmp)
-        con = new_database(tmp)
-        try:
-            if base is None:
-                install_catalog(con)
-            else:
-                served_views.place(con)
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-        os.replace(tmp, template)
-    except BaseException as e:  # an interrupted or failed template leaves no file behind
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-        if isinstance(e, (OSError, duckdb.Error)):
-            return None
-        raise
+        with atomic_write.replacing(template) as tmp:
+            if base is not None:
+                shutil.copyfile(base, tmp)
+            con = new_database(tmp)
+            try:
+                if base is None:
+                    install_catalog(con)
+                else:
+                    served_views.place(con)
+                con.execute("CHECKPOINT")
+            finally:
+                con.close()
+    except (OSError, duckdb.Error):
+        return None
     return template
 
 

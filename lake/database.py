@@ -16,17 +16,17 @@ to run one query therefore reads a few bytes and imports neither pyarrow nor the
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import warnings
 from pathlib import Path
 
 import duckdb
 
-from . import base_tables, derive, format_version, layout, lock, served_views
+from . import atomic_write, base_tables, derive, format_version, layout, lock, served_views
 from .catalog_template import cache_root, catalog_fingerprint, catalog_template, install_catalog, new_database
 from .lock import writes_lake
 from .planner import planner_settings
+from .sql_literal import sql_string
 from .version import __version__
 
 DB_FILE = "tracelake.duckdb"
@@ -57,16 +57,8 @@ def build_database(lake: str | Path) -> Path:
     if kept:
         derive.derive_here(lake, derive.plan(lake, views=kept))
     db = lake / DB_FILE
-    tmp = lake / f".{DB_FILE}.{os.getpid()}.tmp"
-    tmp.unlink(missing_ok=True)
-    try:
+    with atomic_write.replacing(db, sidecars=(".wal",)) as tmp:  # a failed build leaves no half-written file
         _write_database(tmp, lake)
-        os.replace(tmp, db)
-    except BaseException:  # a failed or interrupted build leaves no half-written file behind
-        tmp.unlink(missing_ok=True)
-        raise
-    finally:
-        Path(str(tmp) + ".wal").unlink(missing_ok=True)
     format_version.record(lake)  # which tracelake wrote the lake (lake/format_version.py)
     return db
 
@@ -137,13 +129,8 @@ def private_database(lake: Path) -> Path:
     if db.exists():
         return db
     db.parent.mkdir(parents=True, exist_ok=True)
-    tmp = db.with_name(f".{db.name}.{os.getpid()}.tmp")
-    try:
+    with atomic_write.replacing(db, sidecars=(".wal",)) as tmp:
         _write_database(tmp, lake)
-        os.replace(tmp, db)
-    finally:
-        tmp.unlink(missing_ok=True)
-        Path(str(tmp) + ".wal").unlink(missing_ok=True)
     for old in db.parent.glob(f"{key}-*.duckdb"):  # the lake's earlier states
         if old != db:
             old.unlink(missing_ok=True)
@@ -198,6 +185,6 @@ def connect(lake: str | Path, read_only: bool = True, private: bool = False) -> 
         except duckdb.IOException:  # taken for writing since (the plain duckdb CLI): a private copy
             return planner_settings(duckdb.connect(str(private_database(lake)), read_only=True))
     con = duckdb.connect(":memory:")
-    con.execute(f"ATTACH '{db_file.replace(chr(39), chr(39) * 2)}' AS lake (READ_ONLY)")
+    con.execute(f"ATTACH {sql_string(db_file)} AS lake (READ_ONLY)")
     con.execute("USE lake")
     return planner_settings(con)

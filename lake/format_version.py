@@ -29,7 +29,7 @@ import os
 from importlib import resources
 from pathlib import Path
 
-from . import layout
+from . import atomic_write, layout
 from .version import __version__
 
 FORMAT = 1
@@ -128,6 +128,4 @@ def record(lake: Path) -> None:
                "schema": None if outdated(lake) else _schema_hash()}
     if recorded(lake) == current:
         return
-    tmp = lake / f".{LAKE_JSON}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(current), encoding="utf-8")
-    os.replace(tmp, lake / LAKE_JSON)
+    atomic_write.write_text(lake / LAKE_JSON, json.dumps(current))

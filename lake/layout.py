@@ -40,6 +40,8 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
+from . import atomic_write
+
 STAGING = ".staging"
 HELD = "held"
 _REPLACES = "replaces"  # in a held trace's folder: the id of the trace it replaces on publishing
@@ -130,9 +132,7 @@ def write_manifest(lake: Path, content: dict) -> None:
     """Replace the manifest atomically (the commit point of a compaction)."""
     final = _manifest_file(lake)
     final.parent.mkdir(exist_ok=True)
-    tmp = final.with_name(f".manifest.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(content), encoding="utf-8")
-    os.replace(tmp, final)
+    atomic_write.write_text(final, json.dumps(content))
 
 
 def derived_folder(view: str, fingerprint: str) -> str:
@@ -150,7 +150,7 @@ def staged_segment_file(staging: Path, folder: str, segment: str) -> Path:
 
 def _removed(lake: Path, segment: str, folder: str) -> set[str]:
     root = Path(lake) / COMPACTED / "removed" / segment
-    out = set()
+    out: set[str] = set()
     for sub in (_ALL, folder) if folder.startswith(DERIVED + "/") else (_ALL,):
         try:
             with os.scandir(root / sub) as it:

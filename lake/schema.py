@@ -2,7 +2,7 @@
 
 This module is the contract between ingest/ and sql/. Each table is a list of columns with an
 Arrow type, a one-line meaning (units in the name) and which sources fill it. docs/schema.md is
-generated from it (`make docs`), and the tests check that every Parquet file written matches it.
+generated from it (lake/schema_doc.py, `make docs`), and the tests check that every Parquet file written matches it.
 
 Conventions:
 - Times are int64 nanoseconds on the trace's own clock (`*_ns`); `traces.clock_offset_ns` turns

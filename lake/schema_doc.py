@@ -1,4 +1,4 @@
-"""Renders docs/schema.md from ingest.schema (`make docs`); a test keeps the two in step."""
+"""Renders docs/schema.md from lake/schema.py (`make docs`); tests/test_generated_docs.py keeps the two in step."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ zoom); e-mail, whose clients block SVG, gets PNGs made from the same SVG (report
 from __future__ import annotations
 
 import logging
+from typing import cast
 
 import altair as alt
 import polars as pl
@@ -166,7 +167,7 @@ def run_history(frame: pl.DataFrame) -> alt.VConcatChart:
 def _time_format(epoch_ms: pl.Series) -> str:
     """Axis labels as precise as the ticks Vega puts over this span (a minute's label on ticks 30 s
     apart read as the same time twice)."""
-    span_s = ((epoch_ms.max() or 0) - (epoch_ms.min() or 0)) / 1000
+    span_s = (cast(float, epoch_ms.max() or 0) - cast(float, epoch_ms.min() or 0)) / 1000  # numbers: ms
     if span_s < 3600:
         return "%Y-%m-%d %H:%M:%S"
     return "%Y-%m-%d %H:%M" if span_s < 15 * 86400 else "%Y-%m-%d"

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import polars as pl
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
@@ -16,7 +20,7 @@ def frame(con, sql: str, params: list | None = None) -> pl.DataFrame:
 
 @dataclass
 class Page:
-    con: object
+    con: duckdb.DuckDBPyConnection
     trace_id: str
     links: dict[str, str] = field(default_factory=dict)  # trace id -> relative link of its page
     whatif: list[dict] = field(default_factory=list)  # critpath_whatif.report_rows, when computed
@@ -53,6 +57,6 @@ class Page:
         warm = f" after {s['warmup_steps']:,} warm-up" if s["warmup_steps"] else ""
         return f"steady state ({s['steps']:,} step{'s' if s['steps'] != 1 else ''}{warm})"
 
-    def sql(self, sql: str, params: list | None = None) -> pl.DataFrame:
-        """A query with $trace (the page's trace id) bound."""
+    def sql(self, sql: str, params: dict | None = None) -> pl.DataFrame:
+        """A query with $trace (the page's trace id) bound, and `params`' names."""
         return self.con.sql(sql, params={"trace": self.trace_id, **(params or {})}).pl()

@@ -67,12 +67,12 @@ def trace_page(con, trace_id: str, links: dict[str, str] | None = None, *, versi
     the findings and the largest gaps then say where each is in it."""
     page = Page.open(con, trace_id, links, whatif, export)
     summary = page.summary
-    h = dict(page.trace, devices=summary["gpu_names"])
+    trace = dict(page.trace, devices=summary["gpu_names"])  # the page's header line
     sections = built_sections(page)
-    html = _ENV.get_template("trace.html.j2").render(title=f"tracelake: {h['file_name']}", h=h, sections=sections,
-                                                     version=version)
-    run_ranks = next((s["data"]["ranks"] for s in sections if s["name"] == ranks.NAME), [])
-    run_groups = next((s["data"]["groups"] for s in sections if s["name"] == parallelism.NAME), [])
+    html = _ENV.get_template("trace.html.j2").render(title=f"tracelake: {trace['file_name']}", trace=trace,
+                                                     sections=sections, version=version)
+    run_ranks: list = next((s["data"]["ranks"] for s in sections if s["name"] == ranks.NAME), [])
+    run_groups: list = next((s["data"]["groups"] for s in sections if s["name"] == parallelism.NAME), [])
     return TracePage(html, data.index_row(summary, data.run_ranks_of(trace_id, run_ranks), run_groups))
 
 

@@ -95,10 +95,6 @@ def gbps(bytes_per_s) -> str:
     return f"{value / 1e9:,.1f} GB/s" if abs(value) >= 1e9 else f"{value / 1e6:,.1f} MB/s"
 
 
-def mb(value) -> str:
-    return size(value)
-
-
 def gib(value) -> str:
     return "–" if value is None else f"{float(value) / 2**30:,.2f} GiB"
 

@@ -22,7 +22,6 @@ BAND = 26  # pixels per lane
 BOX = 18  # height of a mark in its lane (0.7 of the band)
 FONT = "font-family:sans-serif"
 TEXT = "#1d2733"
-MUTED = "#5f6b78"
 LEGEND_COLUMNS = 6
 LEGEND_STEP = 100  # pixels per legend column
 

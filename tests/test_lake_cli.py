@@ -15,7 +15,6 @@ from conftest import DATA, REPO, SAMPLE_FILES
 from tracelake.cli.main import main
 from tracelake.lake import database, layout
 from tracelake.lake.schema import EVENT_TABLES, TABLES
-from tracelake.lake.schema_doc import render
 from tracelake.lake.scoped import ScopedDatabase
 
 TRACE_FILES = [p for p in SAMPLE_FILES if p.name.endswith((".gz", ".json", ".sqlite"))]
@@ -152,10 +151,6 @@ def test_reingest_replaces_and_crash_leftovers_are_removed(tmp_path, monkeypatch
     con = database.connect(lake)
     assert con.execute("SELECT count(*) FROM kernels").fetchone()[0] == clean
     con.close()
-
-
-def test_schema_doc_is_current():
-    assert (REPO / "docs" / "schema.md").read_text() == render(), "run `make docs`"
 
 
 def test_scoped_database_answers_as_the_whole_lake_after_swapping_scopes(sample_lake, sample_con):

@@ -42,7 +42,7 @@ def _check(con, stem: str, file_names: list[str]):
     for row in golden:
         ours = hta_mode[int(row["rank"])]
         theirs = (float(row["idle_time_pctg"]), float(row["compute_time_pctg"]), float(row["non_compute_time_pctg"]))
-        assert ours == pytest.approx(theirs, abs=0.5), (stem, row["rank"])
+        assert ours == pytest.approx(theirs, abs=0.06), (stem, row["rank"])  # docs/sql.md promises 0.06 pp
 
 
 @pytest.mark.parametrize("stem", SAMPLE_STEMS)

@@ -13,7 +13,6 @@ from ..theme import CATEGORY_COLORS
 NAME = "memory"
 TITLE = "GPU memory"
 VIEWS = ("memory_sources", "memory_summary", "memory_peaks", "memory_peak_breakdown", "memory_timeline_bucketed")
-GIB = 2**30
 _SERIES = {"allocated": CATEGORY_COLORS["compute"], "reserved": CATEGORY_COLORS["memcpy"]}
 CONTEXT_FRAMES = 4  # the innermost frames of a call stack shown in the table (all of it on hover)
 

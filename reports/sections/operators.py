@@ -21,8 +21,6 @@ OP_COLORS = {
     "gemm": "#2f6db5", "conv": "#4f8f8b", "attention": "#8e44ad", "norm": "#e07b24", "softmax": "#f2c14e",
     "elementwise": "#d35454", "reduction": "#7d8fa3",
 }
-# Roof lines by precision, dark to light.
-_ROOF_DASH = {"fp8": [1, 0], "bf16": [1, 0], "fp16": [6, 3], "tf32": [3, 3], "fp32": [1, 3], "fp64": [8, 2, 1, 2]}
 
 
 def operator_rows(con, trace_id: str, limit: int = 20) -> list[dict]:

@@ -70,7 +70,7 @@ GROUP BY b.trace_id, c.pid, b.name, b.dims, b.dtype, b.align;
 CREATE OR REPLACE VIEW finding_fp32_gemm AS
 SELECT k.trace_id, 'fp32_gemm' AS rule, 'warning' AS severity, k.pid,
        min(k.start_ns) AS start_ns, CAST(sum(k.duration_ns) AS BIGINT) AS duration_ns,
-       printf('%d fp32 GEMM kernels (%s) took %.3f ms on a compute capability %d.%d GPU without Tensor Cores',
+       printf('%d fp32 GEMM kernels (%s) took %.3f ms on CUDA cores of a compute capability %d.%d GPU, whose Tensor Cores run TF32',
               count(*), any_value(k.short_name), sum(k.duration_ns) / 1e6, any_value(d.compute_major),
               any_value(d.compute_minor)) AS evidence,
        'Enable TF32 (torch.backends.cuda.matmul.allow_tf32 = True, or '

@@ -14,14 +14,13 @@ from __future__ import annotations
 import itertools
 
 import duckdb
-import pyarrow as pa
 import pytest
 from tracelake.lake import catalog
+from tracelake.lake.base_tables import duck_types
 from tracelake.lake.schema import TABLES
 
 FILES = {f.path: f for f in catalog.load_files()}
-_TYPES = {pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
-          pa.bool_(): "BOOLEAN", pa.list_(pa.string()): "VARCHAR[]", pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ"}
+_TYPES = duck_types()  # the lake's own Arrow -> DuckDB type map
 _CREATE = {name: f"CREATE TABLE IF NOT EXISTS {name} ({', '.join(f'{c.name} {_TYPES[c.type]}' for c in t.columns)});"
            for name, t in TABLES.items()}
 

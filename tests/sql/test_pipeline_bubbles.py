@@ -1,4 +1,4 @@
-"""sql/analysis/pipeline_bubbles.sql: when a micro-batch occupies its pipeline stage and what is left
+"""sql/analysis/pipeline_microbatches.sql, pipeline_bubbles.sql: when a micro-batch occupies its stage and what is left
 of the step, on literal ranges, operators, launches and kernels of a 2-stage GPipe step (stage 0: 2
 micro-batches, stage 1: 1). The views under it (gpu_op_class, steps, rank_runs, collectives,
 process_group_calls, rank_clock_offsets) are given as tables holding the columns it reads."""
@@ -58,6 +58,7 @@ def load(con):
           [("a", 1, "ProfilerStep#1", 0, 0, 1000, 1000, 0, 1000), ("b", 2, "ProfilerStep#1", 0, 0, 1000, 1000, 0, 1000)])
     table(con, "rank_clock_offsets", {"run_id": V, "trace_id": V, "applied_offset_ns": B}, [])
     con.execute(FILES["lib/intervals.sql"].text)
+    con.execute(FILES["analysis/pipeline_microbatches.sql"].text)
     con.execute(FILES["analysis/pipeline_bubbles.sql"].text)
 
 
