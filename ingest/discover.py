@@ -22,7 +22,7 @@ def _report_stem(name: str) -> str:
 def discover(paths: list[str]) -> list[str]:
     """Files named on the command line, plus trace files found recursively in directories (sorted).
 
-    Nsight reports (.nsys-rep, .qdrep) are listed too (read through `nsys export`: nsys_report),
+    Nsight reports (.nsys-rep, .qdrep) are listed too (read through `nsys export`: nsys/report.py),
     except in a directory where their SQLite export lies beside them: the export is read instead.
     """
     found: list[str] = []

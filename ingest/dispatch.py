@@ -11,9 +11,9 @@ from ..lake.error_line import error_line
 from .discover import REPORT_SUFFIXES
 from .errors import ErrorKind, TraceError
 from .ingest_result import IngestResult
-from .kineto_text import UTF8_BOM
-from .nsys_reader import SQLITE_MAGIC
-from .nsys_report import ingest_report
+from .kineto.text import UTF8_BOM
+from .nsys.reader import SQLITE_MAGIC
+from .nsys.report import ingest_report
 from .reading import Limits, open_input, read_head, using
 
 
@@ -72,12 +72,12 @@ def _ingest(path: str, tables: set[str] | None) -> IngestResult:
         with _gc_paused():
             # each reader imported when used: an Nsight export needs none of the JSON decoder's modules
             if fmt in ("nsys", "nsys-rep"):
-                from .nsys import ingest_nsys
+                from .nsys.tables import ingest_nsys
 
                 if fmt == "nsys-rep":
                     return ingest_report(path, lambda export: ingest_nsys(export, tables))
                 return ingest_nsys(path, tables)
-            from .kineto import ingest_kineto
+            from .kineto.tables import ingest_kineto
 
             return ingest_kineto(path, tables)
     except TraceError:

@@ -22,10 +22,10 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from ..lake.sql_literal import sql_string
-from .errors import TraceError
-from .integrity import unique_ids
-from .reading import InflateBudget, open_input, read_head
+from ...lake.sql_literal import sql_string
+from ..errors import TraceError
+from ..integrity import unique_ids
+from ..reading import InflateBudget, open_input, read_head
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 

@@ -16,8 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from isal import isal_zlib
 
-from .errors import TraceError
-from .reading import InflateBudget, read_all
+from ..errors import TraceError
+from ..reading import InflateBudget, read_all
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"

@@ -1,4 +1,4 @@
-"""PyTorch profiler (Kineto) Chrome-trace JSON -> the unified tables of ingest.schema.
+"""PyTorch profiler (Kineto) Chrome-trace JSON -> the unified tables of lake/schema.py.
 
 Handles both the current format (cat kernel, cuda_runtime, cuda_driver, cpu_op, gpu_memcpy, ...)
 and the 2021 one (Kernel, Runtime, Operator, Memcpy; 'external id'; tid "stream 7"; a bare
@@ -17,16 +17,16 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import kineto_rows as rows
-from .errors import ErrorKind, TraceError
-from .identity import make_trace_id
-from .ingest_result import IngestResult, event_count, trace_span, traces_row
-from .integrity import drop_reversed_intervals, unique_lookups
-from .kineto_args import to_int
-from .kineto_decode import ChunkFailed, DecodedTrace, Event, decode
-from .kineto_rows import str_or_none
-from .names import parse_python_frames
-from .nesting import nest_table, parent_and_depth
+from ..errors import ErrorKind, TraceError
+from ..identity import make_trace_id
+from ..ingest_result import IngestResult, event_count, trace_span, traces_row
+from ..integrity import drop_reversed_intervals, unique_lookups
+from ..names import parse_python_frames
+from ..nesting import nest_table, parent_and_depth
+from . import rows
+from .args import to_int
+from .decode import ChunkFailed, DecodedTrace, Event, decode
+from .rows import str_or_none
 
 # Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables. Kineto
 # aliases MTIA's on-device events to CONCURRENT_KERNEL (libkineto ActivityType), as HTA reads them.

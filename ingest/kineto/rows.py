@@ -1,8 +1,8 @@
 """One chunk of Kineto events -> rows of a unified table (a function per table).
 
-Each function takes the events of one table from one decoded chunk (kineto_decode) and returns
+Each function takes the events of one table from one decoded chunk (decode.py) and returns
 an Arrow table of their rows. Row ids, nesting and flow pairing need every chunk and are left to
-kineto.ingest_kineto.
+tables.ingest_kineto.
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..lake.schema import TABLES
-from . import kineto_args as A
-from .exact_time import duration_us_to_ns, us_to_ns
-from .kineto_decode import Event
-from .names import (
+from ...lake.schema import TABLES
+from ..exact_time import duration_us_to_ns, us_to_ns
+from ..names import (
     MEMCPY_OPERATION_BY_CODE,
     kernel_short_name,
     parse_memcpy_name,
     parse_memset_kind,
 )
-from .raw_text import JoinedTexts
+from ..raw_text import JoinedTexts
+from . import args as A
+from .decode import Event
 
 SYNC_KIND = {
     "event_sync": "event_sync", "event sync": "event_sync", "stream_wait_event": "stream_wait",

@@ -1,6 +1,6 @@
-"""Nsight Systems SQLite export -> the unified tables of ingest.schema.
+"""Nsight Systems SQLite export -> the unified tables of lake/schema.py.
 
-Tables and columns are found by introspection (nsys_reader); enum values come from our own
+Tables and columns are found by introspection (reader.py); enum values come from our own
 fallback maps (names.py, below), which match the ENUM_* tables of 2022.4+ exports and stand in
 for them in 2022.1 exports that have none. pid/tid decode the serialized globalTid/globalPid:
 pid = (g >> 24) & 0xFFFFFF, tid = g & 0xFFFFFF. correlationId is unique per process only, so
@@ -16,13 +16,13 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
-from .errors import ErrorKind, TraceError
-from .identity import file_sha256, make_trace_id
-from .ingest_result import IngestResult, event_count, trace_span, traces_row
-from .integrity import drop_reversed_intervals, unique_lookups
-from .names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
-from .nesting import parent_and_depth_of
-from .nsys_reader import Export, open_export
+from ..errors import ErrorKind, TraceError
+from ..identity import file_sha256, make_trace_id
+from ..ingest_result import IngestResult, event_count, trace_span, traces_row
+from ..integrity import drop_reversed_intervals, unique_lookups
+from ..names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
+from ..nesting import parent_and_depth_of
+from .reader import Export, open_export
 
 SYNC_TYPE_BY_ID = {0: "unknown", 1: "event_sync", 2: "stream_wait", 3: "stream_sync", 4: "context_sync"}
 THREAD_STATE_BY_ID = {

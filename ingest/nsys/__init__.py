@@ -1,0 +1,1 @@
+"""The Nsight Systems SQLite export source (and its reports, read through `nsys export`)."""
