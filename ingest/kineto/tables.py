@@ -23,10 +23,22 @@ from ..ingest_result import IngestResult, event_count, trace_span, traces_row
 from ..integrity import drop_reversed_intervals, unique_lookups
 from ..names import parse_python_frames
 from ..nesting import nest_table, parent_and_depth
-from . import rows
 from .args import to_int
+from .constants import NAME
 from .decode import ChunkFailed, DecodedTrace, Event, decode
-from .rows import str_or_none
+from .rows import (
+    add_names,
+    annotation_rows,
+    api_call_rows,
+    counter_rows,
+    cpu_op_rows,
+    flow_end_rows,
+    gpu_rows,
+    memory_rows,
+    pid_rows,
+    python_frame_rows,
+    str_or_none,
+)
 
 # Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables. Kineto
 # aliases MTIA's on-device events to CONCURRENT_KERNEL (libkineto ActivityType), as HTA reads them.
@@ -46,17 +58,17 @@ UNANALYSED_KEY = "unanalysed_device_events"  # traces.metadata_json: {category: 
 UNANALYSED = "unanalysed"  # _route's destination of device work in a category CATEGORY_TABLE lacks
 # Row builders of the tables that are built chunk by chunk.
 _ROWS = {
-    "kernels": partial(rows.gpu_rows, "kernels"),
-    "memcpy": partial(rows.gpu_rows, "memcpy"),
-    "memset": partial(rows.gpu_rows, "memset"),
-    "synchronizations": partial(rows.gpu_rows, "synchronizations"),
-    "api_calls": rows.api_call_rows,
-    "cpu_ops": rows.cpu_op_rows,
-    "annotations": rows.annotation_rows,
-    "python_frames": rows.python_frame_rows,
-    "flow_ends": rows.flow_end_rows,
-    "memory_events": rows.memory_rows,
-    "counters": rows.counter_rows,
+    "kernels": partial(gpu_rows, "kernels"),
+    "memcpy": partial(gpu_rows, "memcpy"),
+    "memset": partial(gpu_rows, "memset"),
+    "synchronizations": partial(gpu_rows, "synchronizations"),
+    "api_calls": api_call_rows,
+    "cpu_ops": cpu_op_rows,
+    "annotations": annotation_rows,
+    "python_frames": python_frame_rows,
+    "flow_ends": flow_end_rows,
+    "memory_events": memory_rows,
+    "counters": counter_rows,
 }
 
 
@@ -77,7 +89,7 @@ class _Tables:
         self.events_read += len(events)
         routed = _route(events)
         events.clear()  # the routed lists hold them now, and free them table by table
-        rows.add_names(routed.pop("meta", []), self.process_names, self.thread_names)
+        add_names(routed.pop("meta", []), self.process_names, self.thread_names)
         self.unanalysed.update(e.cat for e in routed.pop(UNANALYSED, []))
         for name in list(routed):
             events_of_table = routed.pop(name)
@@ -88,7 +100,7 @@ class _Tables:
             if built:
                 part = _ROWS[name](events_of_table)
             else:
-                part = rows.pid_rows(events_of_table) if name in self.pids_only else None
+                part = pid_rows(events_of_table) if name in self.pids_only else None
             self.timed = self.timed or part is not None or not built
             if part is not None:
                 self.parts[name].append(part)
@@ -398,7 +410,7 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
     if parts.unanalysed:
         metadata[UNANALYSED_KEY] = dict(parts.unanalysed)
     tables["traces"] = traces_row(
-        source="pytorch",
+        source=NAME,
         path=path,
         file_bytes=os.path.getsize(path),
         content_sha256=sha,
