@@ -19,8 +19,9 @@ from pathlib import Path
 
 import msgspec
 from isal import isal_zlib
-from tracelake.ingest import kineto_args, kineto_text
 from tracelake.ingest.dispatch import ingest_file
+from tracelake.ingest.kineto import args as kineto_args
+from tracelake.ingest.kineto import text as kineto_text
 from tracelake.lake.version import __version__
 from tracelake.lake.writer import write_trace
 

@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 import adbc_driver_sqlite.dbapi as adbc
-from tracelake.ingest import nsys_reader
-from tracelake.ingest.nsys import ingest_nsys
+from tracelake.ingest.nsys import reader as nsys_reader
+from tracelake.ingest.nsys.tables import ingest_nsys
 from tracelake.lake.version import __version__
 from tracelake.lake.writer import write_trace
 
@@ -36,7 +36,7 @@ def ours(path: Path, lake: Path) -> int:
 
 def queries_of(path: Path) -> list[str]:
     with nsys_reader.open_export(str(path)) as export:
-        from tracelake.ingest.nsys import _Mapper
+        from tracelake.ingest.nsys.tables import _Mapper
 
         m = _Mapper(export)
         m.api_calls()

@@ -5,24 +5,36 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-TRACE_SUFFIXES = (".sqlite", ".sqlite.gz", ".json", ".json.gz")
+from .sources import SOURCES, suffixes
 
-
-REPORT_SUFFIXES = (".nsys-rep", ".qdrep")
+TRACE_SUFFIXES = suffixes()
 
 
 def is_trace_name(name: str) -> bool:
-    return name.endswith(TRACE_SUFFIXES) or name.endswith(REPORT_SUFFIXES)
+    return name.endswith(TRACE_SUFFIXES)
 
 
-def _report_stem(name: str) -> str:
-    return next(name[: -len(s)] for s in REPORT_SUFFIXES if name.endswith(s))
+def _stem(name: str, suffixes: tuple[str, ...]) -> str | None:
+    """The name without the first of `suffixes` it ends with (None: it ends with none)."""
+    return next((name[: -len(s)] for s in suffixes if name.endswith(s)), None)
+
+
+def _read_instead(files: list[str]) -> set[str]:
+    """The files of one folder that a source recognizes by name alone (an Nsight report) and whose
+    content a file of the same stem that the source reads directly holds (its SQLite export)."""
+    skipped: set[str] = set()
+    for source in SOURCES:
+        named = tuple(s for suffixes in source.BY_NAME.values() for s in suffixes)
+        if named:
+            direct = {_stem(f, source.SUFFIXES) for f in files} - {None}
+            skipped.update(f for f in files if _stem(f, named) in direct)
+    return skipped
 
 
 def discover(paths: list[str]) -> list[str]:
     """Files named on the command line, plus trace files found recursively in directories (sorted).
 
-    Nsight reports (.nsys-rep, .qdrep) are listed too (read through `nsys export`: nsys_report),
+    Nsight reports (.nsys-rep, .qdrep) are listed too (read through `nsys export`: nsys/report.py),
     except in a directory where their SQLite export lies beside them: the export is read instead.
     """
     found: list[str] = []
@@ -30,9 +42,8 @@ def discover(paths: list[str]) -> list[str]:
         if os.path.isdir(p):
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                exported = {f.removesuffix(".gz").removesuffix(".sqlite") for f in files if f.endswith((".sqlite", ".sqlite.gz"))}
-                found.extend(str(Path(root) / f) for f in sorted(files) if is_trace_name(f) and not (
-                    f.endswith(REPORT_SUFFIXES) and _report_stem(f) in exported))
+                instead = _read_instead(files)
+                found.extend(str(Path(root) / f) for f in sorted(files) if is_trace_name(f) and f not in instead)
         else:
             found.append(p)
     seen, unique = set(), []

@@ -1,24 +1,26 @@
-"""Which ingester reads a file: decided from its content, not its name."""
+"""Which source reads a file: decided from its content, not its name (ingest/sources.py)."""
 
 from __future__ import annotations
 
 import gc
 import gzip
 import zlib
+from collections.abc import Callable
 from contextlib import contextmanager
 
 from ..lake.error_line import error_line
-from .discover import REPORT_SUFFIXES
 from .errors import ErrorKind, TraceError
 from .ingest_result import IngestResult
-from .kineto_text import UTF8_BOM
-from .nsys_reader import SQLITE_MAGIC
-from .nsys_report import ingest_report
 from .reading import Limits, open_input, read_head, using
+from .sources import SOURCES
+
+Reader = Callable[[str, "set[str] | None"], IngestResult]
 
 
-def detect_format(path: str) -> str:
-    """'nsys', 'pytorch' or 'nsys-rep' (an Nsight Systems report); raises TraceError for anything else."""
+def recognize(path: str) -> tuple[str, Reader]:
+    """(the format's name, its reader): the source whose sniff knows the file's first bytes (gzip
+    looked through), else one that knows its name (BY_NAME: an Nsight report, 'nsys-rep');
+    raises TraceError for anything else."""
     head = read_head(path, 64)
     if not head:
         raise TraceError(path, "empty file")
@@ -30,16 +32,17 @@ def detect_format(path: str) -> str:
             raise TraceError(path, f"corrupt gzip data ({e})") from None
         if not head:
             raise TraceError(path, "empty file (gzip of nothing)")
-    if head.startswith(SQLITE_MAGIC):
-        return "nsys"
-    if head.removeprefix(UTF8_BOM).lstrip()[:1] in (b"{", b"["):
-        return "pytorch"
-    if path.endswith(REPORT_SUFFIXES):
-        return "nsys-rep"
+    for source in SOURCES:
+        if source.sniff(head):
+            return source.NAME, source.read
+    for source in SOURCES:
+        for fmt, suffixes in source.BY_NAME.items():
+            if path.endswith(suffixes):
+                return fmt, source.read_by_name
     if head[:4] == b"PK\x03\x04":
         raise TraceError(path, "a zip archive, not a trace (an Nsight Systems report needs the name "
                                "<name>.nsys-rep, or run `nsys export --type sqlite` on it)", ErrorKind.NOT_A_TRACE)
-    raise TraceError(path, "unknown format: neither an Nsight Systems SQLite export nor a PyTorch profiler JSON trace",
+    raise TraceError(path, "unknown format: neither " + " nor ".join(s.DESCRIPTION for s in SOURCES),
                      ErrorKind.NOT_A_TRACE)
 
 
@@ -60,26 +63,19 @@ def _gc_paused():
 def ingest_file(path: str, limits: Limits | None = None, tables: set[str] | None = None) -> IngestResult:
     """Read one trace file into unified tables. Bad input raises TraceError with a one-line reason.
     limits: how far gzip may inflate (reading.Limits; default: from the environment). tables: the
-    only tables wanted (None: all); an Nsight export's others are not read (nsys.ingest_nsys), a
-    PyTorch trace's events are all decoded but the others' rows are not built (kineto.ingest_kineto)."""
+    only tables wanted (None: all); an Nsight export's others are not read (nsys/tables.ingest_nsys),
+    a PyTorch trace's events are all decoded but the others' rows are not built
+    (kineto/tables.ingest_kineto)."""
     with using(limits):
         return _ingest(path, tables)
 
 
 def _ingest(path: str, tables: set[str] | None) -> IngestResult:
-    fmt = detect_format(path)
+    fmt, read = recognize(path)
     try:
         with _gc_paused():
-            # each reader imported when used: an Nsight export needs none of the JSON decoder's modules
-            if fmt in ("nsys", "nsys-rep"):
-                from .nsys import ingest_nsys
-
-                if fmt == "nsys-rep":
-                    return ingest_report(path, lambda export: ingest_nsys(export, tables))
-                return ingest_nsys(path, tables)
-            from .kineto import ingest_kineto
-
-            return ingest_kineto(path, tables)
+            # each source's read imports its reader: an Nsight export needs none of the JSON decoder's modules
+            return read(path, tables)
     except TraceError:
         raise
     except MemoryError:

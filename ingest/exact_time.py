@@ -8,7 +8,7 @@ take exactly (more than three fraction digits, blanks) goes through decimal.Deci
 rounded half-to-even to the nanosecond; values outside int64 ns become null. Durations, which
 are small, have a float64 fast path that is proven exact where it is used (duration_us_to_ns).
 
-The number text comes from the JSON decoder itself (kineto_decode decodes `ts`/`dur` with
+The number text comes from the JSON decoder itself (kineto/decode.py decodes `ts`/`dur` with
 msgspec's float_hook=str, which hands over the float literal exactly as written).
 """
 

@@ -4,7 +4,7 @@ The slices are joined into one buffer. Two things are read from it without a Pyt
 per value: an Arrow string column (built on the buffer from the slices' lengths, nothing split
 or copied again: 2.5x faster than joining with a separator and splitting in Arrow on the
 `args` of the 89 MB reference trace), and a typed decode of all the values in one msgspec call
-(kineto_args.decode_all: the buffer is a run of JSON values, which msgspec's decode_lines reads
+(kineto/args.py decode_all: the buffer is a run of JSON values, which msgspec's decode_lines reads
 with no separator between them).
 """
 

@@ -25,6 +25,7 @@ from ..ingest.errors import TraceError
 from ..ingest.identity import file_sha256
 from ..ingest.printable import path_text
 from ..ingest.reading import Limits, is_regular
+from ..ingest.sources import cost_per_byte
 from ..lake import aliases, compact, cores, derive, format_version
 from ..lake.database import update_database
 from ..lake.layout import complete_trace_ids, delete_trace, lake_index, loose_trace_ids, note_replaces, prepare_for_writing
@@ -108,9 +109,8 @@ def _task(path: str, lake: str, limits: Limits | None) -> FileOutcome:
     return ingest_one(path, Path(lake), limits, hold=True)  # published with its derived tables
 
 
-# Seconds of ingest per byte of file, relative (../shared/traces on 2 cores: a gzip'd PyTorch trace
-# ~0.45 s per MB, a gzip'd Nsight export ~0.15, an Nsight export ~0.1, plain JSON ~1/6 of gzip'd).
-_COST_PER_BYTE = {".json.gz": 1.0, ".gz": 0.3, ".json": 0.2}
+# Seconds of ingest per unit of cost: a file's size times its source's relative cost per byte
+# (ingest/sources.cost_per_byte; 1.0, a gzip'd PyTorch trace, takes ~0.45 s per MB on 2 cores).
 _SECONDS_PER_COST = 0.45e-6
 # What a worker costs before its first file (stage_workers): its start and the import of the readers
 # and analyses (0.5 s of CPU on the 2-core machine); what a derivation worker costs: its start and
@@ -123,8 +123,7 @@ def _cost(path: str) -> float:
         size = os.path.getsize(path)
     except OSError:
         return 0.0  # (its task says what is wrong with it)
-    suffix = next((s for s in _COST_PER_BYTE if path.endswith(s)), None)
-    return size * _COST_PER_BYTE.get(suffix, 0.2)
+    return size * cost_per_byte(path)
 
 
 def costliest_first(paths: list[str]) -> list[str]:

@@ -19,7 +19,10 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 I64, I32, F64, STR, BOOL = pa.int64(), pa.int32(), pa.float64(), pa.string(), pa.bool_()
-BOTH, NSYS, TORCH = "nsys, pytorch", "nsys", "pytorch"
+# The sources that fill these tables, by the name `traces.source` gives: what each reads. Each is a
+# package of ingest/ (ingest/sources.py lists them; tests/test_sources.py checks that both name the same).
+SOURCE_NAMES = {"nsys": "Nsight Systems SQLite export", "pytorch": "Kineto Chrome-trace JSON"}
+ALL_SOURCES, NSYS, TORCH = ", ".join(SOURCE_NAMES), "nsys", "pytorch"
 
 
 @dataclass(frozen=True)
@@ -27,7 +30,7 @@ class Column:
     name: str
     type: pa.DataType
     doc: str
-    sources: str = BOTH
+    sources: str = ALL_SOURCES
 
 
 @dataclass(frozen=True)
@@ -46,7 +49,7 @@ class Table:
         return [c.name for c in self.columns if c.name != "trace_id"]
 
 
-def _c(name, type_, doc, sources=BOTH) -> Column:
+def _c(name, type_, doc, sources=ALL_SOURCES) -> Column:
     return Column(name, type_, doc, sources)
 
 
@@ -82,7 +85,7 @@ def _table(name: str, doc: str, *columns: Column) -> None:
 _table(
     "traces",
     "One row per ingested trace file.",
-    _c("source", STR, "'nsys' (Nsight Systems SQLite export) or 'pytorch' (Kineto Chrome-trace JSON)."),
+    _c("source", STR, " or ".join(f"'{name}' ({what})" for name, what in SOURCE_NAMES.items()) + "."),
     _c("path", STR, "The file path as given on the command line."),
     _c("file_name", STR, "Base name of the file."),
     _c("file_bytes", I64, "Size of the file on disk, bytes."),

@@ -8,7 +8,7 @@ import json
 
 import pyarrow.compute as pc
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.ingest.kineto import UNANALYSED_KEY
+from tracelake.ingest.kineto.tables import UNANALYSED_KEY
 
 PID, TID = 4242, 4243
 

@@ -64,7 +64,7 @@ def test_a_query_process_loads_no_ingester(tmp_path, monkeypatch):
     ingest_paths([str(DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz")], lake)
     code = ("import sys\nfrom tracelake.cli import commands\n"
             f"con = commands.connect({str(lake)!r})\ncon.sql('SELECT count(*) FROM kernel_summary').fetchall()\n"
-            "print(sorted(m for m in ('pyarrow', 'polars', 'tracelake.ingest.kineto', 'tracelake.lake.schema',"
+            "print(sorted(m for m in ('pyarrow', 'polars', 'tracelake.ingest.kineto.tables', 'tracelake.lake.schema',"
             " 'tracelake.reports.charts') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -79,7 +79,7 @@ def test_stats_of_an_nsight_export_loads_only_what_it_reads():
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    main(['stats', {str(DATA / 'nsys-2025.3.1_cnn-train-pageable_h100.sqlite.gz')!r}, '--report', "
             "'cuda_gpu_kern_sum,nvtx_sum,gpu_gaps', '--format', 'csv'])\n"
-            "print(sorted(m for m in ('tracelake.ingest.kineto', 'msgspec', 'pyarrow.parquet', 'pyarrow.dataset',"
+            "print(sorted(m for m in ('tracelake.ingest.kineto.tables', 'msgspec', 'pyarrow.parquet', 'pyarrow.dataset',"
             " 'adbc_driver_manager.dbapi', 'numpy.ma', 'tracelake.analysis.callctx_build') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from conftest import DATA, corpus_files, ids
-from tracelake.ingest import kineto, kineto_decode
 from tracelake.ingest.dispatch import ingest_file
+from tracelake.ingest.kineto import decode as kineto_decode
+from tracelake.ingest.kineto import tables as kineto
 from tracelake.lake.writer import conform
 
 CORPUS_JSON = corpus_files("pytorch")

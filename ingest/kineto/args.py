@@ -15,7 +15,7 @@ from typing import Any, get_args
 import msgspec
 from msgspec import Raw, field
 
-from .raw_text import JoinedTexts
+from ..raw_text import JoinedTexts
 
 _EMPTY = Raw(b"")
 Int = int | None

@@ -8,7 +8,7 @@ as its exact text (an int as int), which exact_time converts to integer ns witho
 decoded per category with a typed struct and also kept verbatim as `args_json`.
 
 The traceEvents array is decoded in chunks: the file's text arrives in pieces of CHUNK_BYTES
-(kineto_text inflates the next piece on a helper thread meanwhile), each piece is cut after its
+(text.py inflates the next piece on a helper thread meanwhile), each piece is cut after its
 last '},' + '{' (events are objects), and the caller builds each chunk's table rows and frees its
 events before the next. Peak memory holds a piece or two of text and one chunk's Python objects,
 not the whole trace's (267 vs 492 MiB peak on the reference trace, with jemalloc). A chunk decodes only if both its
@@ -30,10 +30,10 @@ from typing import Any
 
 import msgspec
 
-from .errors import ErrorKind, TraceError
-from .identity import content_sha256
-from .kineto_text import GZIP_ERRORS, read_file, text_pieces, whole_text
-from .reading import LimitExceeded
+from ..errors import ErrorKind, TraceError
+from ..identity import content_sha256
+from ..reading import LimitExceeded
+from .text import GZIP_ERRORS, read_file, text_pieces, whole_text
 
 
 class Event(msgspec.Struct, gc=False):

@@ -1,4 +1,4 @@
-"""PyTorch profiler (Kineto) Chrome-trace JSON -> the unified tables of ingest.schema.
+"""PyTorch profiler (Kineto) Chrome-trace JSON -> the unified tables of lake/schema.py.
 
 Handles both the current format (cat kernel, cuda_runtime, cuda_driver, cpu_op, gpu_memcpy, ...)
 and the 2021 one (Kernel, Runtime, Operator, Memcpy; 'external id'; tid "stream 7"; a bare
@@ -17,16 +17,28 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import kineto_rows as rows
-from .errors import ErrorKind, TraceError
-from .identity import make_trace_id
-from .ingest_result import IngestResult, event_count, trace_span, traces_row
-from .integrity import drop_reversed_intervals, unique_lookups
-from .kineto_args import to_int
-from .kineto_decode import ChunkFailed, DecodedTrace, Event, decode
-from .kineto_rows import str_or_none
-from .names import parse_python_frames
-from .nesting import nest_table, parent_and_depth
+from ..errors import ErrorKind, TraceError
+from ..identity import make_trace_id
+from ..ingest_result import IngestResult, event_count, trace_span, traces_row
+from ..integrity import drop_reversed_intervals, unique_lookups
+from ..names import parse_python_frames
+from ..nesting import nest_table, parent_and_depth
+from .args import to_int
+from .constants import NAME
+from .decode import ChunkFailed, DecodedTrace, Event, decode
+from .rows import (
+    add_names,
+    annotation_rows,
+    api_call_rows,
+    counter_rows,
+    cpu_op_rows,
+    flow_end_rows,
+    gpu_rows,
+    memory_rows,
+    pid_rows,
+    python_frame_rows,
+    str_or_none,
+)
 
 # Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables. Kineto
 # aliases MTIA's on-device events to CONCURRENT_KERNEL (libkineto ActivityType), as HTA reads them.
@@ -46,17 +58,17 @@ UNANALYSED_KEY = "unanalysed_device_events"  # traces.metadata_json: {category: 
 UNANALYSED = "unanalysed"  # _route's destination of device work in a category CATEGORY_TABLE lacks
 # Row builders of the tables that are built chunk by chunk.
 _ROWS = {
-    "kernels": partial(rows.gpu_rows, "kernels"),
-    "memcpy": partial(rows.gpu_rows, "memcpy"),
-    "memset": partial(rows.gpu_rows, "memset"),
-    "synchronizations": partial(rows.gpu_rows, "synchronizations"),
-    "api_calls": rows.api_call_rows,
-    "cpu_ops": rows.cpu_op_rows,
-    "annotations": rows.annotation_rows,
-    "python_frames": rows.python_frame_rows,
-    "flow_ends": rows.flow_end_rows,
-    "memory_events": rows.memory_rows,
-    "counters": rows.counter_rows,
+    "kernels": partial(gpu_rows, "kernels"),
+    "memcpy": partial(gpu_rows, "memcpy"),
+    "memset": partial(gpu_rows, "memset"),
+    "synchronizations": partial(gpu_rows, "synchronizations"),
+    "api_calls": api_call_rows,
+    "cpu_ops": cpu_op_rows,
+    "annotations": annotation_rows,
+    "python_frames": python_frame_rows,
+    "flow_ends": flow_end_rows,
+    "memory_events": memory_rows,
+    "counters": counter_rows,
 }
 
 
@@ -77,7 +89,7 @@ class _Tables:
         self.events_read += len(events)
         routed = _route(events)
         events.clear()  # the routed lists hold them now, and free them table by table
-        rows.add_names(routed.pop("meta", []), self.process_names, self.thread_names)
+        add_names(routed.pop("meta", []), self.process_names, self.thread_names)
         self.unanalysed.update(e.cat for e in routed.pop(UNANALYSED, []))
         for name in list(routed):
             events_of_table = routed.pop(name)
@@ -88,7 +100,7 @@ class _Tables:
             if built:
                 part = _ROWS[name](events_of_table)
             else:
-                part = rows.pid_rows(events_of_table) if name in self.pids_only else None
+                part = pid_rows(events_of_table) if name in self.pids_only else None
             self.timed = self.timed or part is not None or not built
             if part is not None:
                 self.parts[name].append(part)
@@ -295,6 +307,23 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
     whose span, event count and warnings then cover only the tables read (unless `traces` is
     wanted: then every table is read). None: all."""
     build = _row_tables(wanted)
+    decoded, parts = _decode(path, build)
+    md = decoded.metadata
+    tables, cpu_pids = _event_tables(parts, build)
+    dist = md.get("distributedInfo") if isinstance(md.get("distributedInfo"), dict) else {}
+    rank = to_int(dist.get("rank"))
+    tables["devices"] = _devices(md, _vendor(md, tables["api_calls"]))
+    tables["processes"], tables["threads"] = _processes_and_threads(tables, cpu_pids, parts, rank)
+    _check(tables, parts.unanalysed, decoded.warnings)
+    tables["traces"] = _traces_row(path, decoded, tables, parts.unanalysed, rank, dist)
+    kept = set(tables) if wanted is None else {*wanted, "traces"}
+    return IngestResult(make_trace_id(path, decoded.content_sha256),
+                        {k: v for k, v in tables.items() if v is not None and k in kept}, decoded.warnings)
+
+
+def _decode(path: str, build: set[str] | None) -> tuple[DecodedTrace, _Tables]:
+    """The decoded trace and its rows, chunk by chunk (whole if a chunk fails); raises TraceError
+    for a file of no timed events."""
     try:
         decoded = decode(path)
         parts = _read_chunks(decoded, build)
@@ -309,8 +338,12 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
                                    "and threads")
         raise TraceError(path, f"none of the {parts.events_read:,} JSON items is a PyTorch profiler event "
                                "(kernel, operator, runtime call...): not a PyTorch trace", ErrorKind.NOT_A_TRACE)
-    md = decoded.metadata
+    return decoded, parts
 
+
+def _event_tables(parts: _Tables, build: set[str] | None) -> tuple[dict[str, pa.Table | None], set[int]]:
+    """The tables of the events (all chunks' rows, with row ids, nesting, launchers and flow
+    pairs), and the pids of the CPU processes that made API calls or ran operators."""
     api = parts.take("api_calls")
     cpu_pids = {p for p in (pc.unique(api.column("pid")).to_pylist() if api is not None else []) if p is not None}
     ops = parts.take("cpu_ops")
@@ -319,8 +352,7 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
     ops = _nest_ops(_with_row_ids(ops, "op_id")) if build is None or "cpu_ops" in build else None
     single_pid = next(iter(cpu_pids)) if len(cpu_pids) == 1 else None
     launchers = _launchers(api)
-
-    tables: dict[str, pa.Table | None] = {
+    tables = {
         "kernels": _attach_launcher(parts.take("kernels"), launchers, single_pid),
         "memcpy": _attach_launcher(parts.take("memcpy"), launchers, single_pid),
         "memset": _attach_launcher(parts.take("memset"), launchers, single_pid),
@@ -333,18 +365,26 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
         "memory_events": _in_time_order(parts.take("memory_events")),
         "counters": parts.take("counters"),
     }
-    dist = md.get("distributedInfo") if isinstance(md.get("distributedInfo"), dict) else {}
-    rank = to_int(dist.get("rank"))
+    return tables, cpu_pids
+
+
+def _vendor(md: dict, api: pa.Table | None) -> str:
+    """'amd' when the metadata names ROCm or the first API calls are HIP's, else 'nvidia'."""
     api_names = api.column("name").to_pylist()[:2000] if api is not None else []
     is_amd = "roctracer_version" in md or "hip_runtime_version" in md or any(
         n and n.startswith("hip") for n in api_names
     )
-    tables["devices"] = _devices(md, "amd" if is_amd else "nvidia")
+    return "amd" if is_amd else "nvidia"
 
+
+def _processes_and_threads(tables: dict[str, pa.Table | None], cpu_pids: set[int], parts: _Tables,
+                           rank: int | None) -> tuple[pa.Table, pa.Table]:
+    """The CPU processes (those of the API calls, operators and Python frames) and the threads of
+    those tables, named by the trace's metadata events."""
     process_names, thread_names = parts.process_names, parts.thread_names
     if tables["python_frames"] is not None:
         cpu_pids.update(p for p in pc.unique(tables["python_frames"].column("pid")).to_pylist() if p is not None)
-    tables["processes"] = pa.table(
+    processes = pa.table(
         {
             "pid": sorted(cpu_pids),
             "name": [process_names.get(p) for p in sorted(cpu_pids)],
@@ -357,18 +397,22 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
                    if tables[t] is not None] or [pl.DataFrame(schema={"pid": pl.Int64, "tid": pl.Int64})])
         .drop_nulls().unique().sort("pid", "tid").rows()
     )
-    tables["threads"] = pa.table(
+    threads = pa.table(
         {"pid": [p for p, _ in lanes], "tid": [t for _, t in lanes], "name": [thread_names.get(x) for x in lanes]},
         schema=pa.schema([("pid", pa.int64()), ("tid", pa.int64()), ("name", pa.string())]),
     )
+    return processes, threads
 
-    # Negative durations are impossible (integrity.drop_reversed_intervals) and ts=0, dur=0 events
-    # are profiler placeholders (pytorch#188481): keep those rows out and say so.
-    for cat, n in sorted(parts.unanalysed.items()):
-        decoded.warnings.append(f"{n:,} device events of category {cat!r} are not analysed (a kind of device work "
-                                "tracelake does not know): GPU busy and idle times leave them out")
-    drop_reversed_intervals(tables, decoded.warnings)
-    unique_lookups(tables, decoded.warnings)
+
+def _check(tables: dict[str, pa.Table | None], unanalysed: Counter[str], warnings: list[str]) -> None:
+    """The integrity checks, in place, each with its warning: device work of unknown categories,
+    negative durations (integrity.drop_reversed_intervals), repeated lookup keys and
+    ts=0, dur=0 profiler placeholders (pytorch#188481)."""
+    for cat, n in sorted(unanalysed.items()):
+        warnings.append(f"{n:,} device events of category {cat!r} are not analysed (a kind of device work "
+                        "tracelake does not know): GPU busy and idle times leave them out")
+    drop_reversed_intervals(tables, warnings)
+    unique_lookups(tables, warnings)
     placeholders = 0
     for name in ("kernels", "memcpy", "memset", "synchronizations", "api_calls", "cpu_ops", "annotations",
                  "python_frames"):
@@ -381,27 +425,29 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
             tables[name] = t.filter(pc.invert(placeholder).fill_null(True))
         placeholders += n_placeholder
     if placeholders:
-        decoded.warnings.append(f"dropped {placeholders} events with ts=0 and dur=0 (profiler placeholders)")
+        warnings.append(f"dropped {placeholders} events with ts=0 and dur=0 (profiler placeholders)")
 
+
+def _traces_row(path: str, decoded: DecodedTrace, tables: dict[str, pa.Table | None], unanalysed: Counter[str],
+                rank: int | None, dist: dict) -> pa.Table:
+    """The trace's row of `traces`: its span and clock, tool versions, rank and metadata."""
+    md = decoded.metadata
     start_ns, end_ns = trace_span(tables)
     base = to_int(md.get("baseTimeNanoseconds"))
     if base is not None:
         clock_offset = base
     else:
         clock_offset = 0 if start_ns is not None and start_ns > 10**18 else None
-
-    sha = decoded.content_sha256
-    trace_id = make_trace_id(path, sha)
     versions = [f"{k}={md[k]}" for k in ("cupti_version", "cuda_runtime_version", "cuda_driver_version",
                                           "roctracer_version", "hip_runtime_version") if k in md]
     metadata = {k: v for k, v in md.items() if k != "deviceProperties"}
-    if parts.unanalysed:
-        metadata[UNANALYSED_KEY] = dict(parts.unanalysed)
-    tables["traces"] = traces_row(
-        source="pytorch",
+    if unanalysed:
+        metadata[UNANALYSED_KEY] = dict(unanalysed)
+    return traces_row(
+        source=NAME,
         path=path,
         file_bytes=os.path.getsize(path),
-        content_sha256=sha,
+        content_sha256=decoded.content_sha256,
         tool="PyTorch Profiler (Kineto)",
         tool_version=", ".join(versions) or None,
         schema_version=str_or_none(md.get("schemaVersion")),
@@ -416,5 +462,3 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
         metadata=metadata,
         event_count=event_count(tables),
     )
-    kept = set(tables) if wanted is None else {*wanted, "traces"}
-    return IngestResult(trace_id, {k: v for k, v in tables.items() if v is not None and k in kept}, decoded.warnings)

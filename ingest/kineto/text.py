@@ -16,11 +16,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 from isal import isal_zlib
 
-from .errors import TraceError
-from .reading import InflateBudget, read_all
+from ..errors import TraceError
+from ..reading import InflateBudget, read_all
+from .constants import UTF8_BOM
 
 GZIP_MAGIC = b"\x1f\x8b"
-UTF8_BOM = b"\xef\xbb\xbf"
 INFLATE_AHEAD = True  # False: inflate each piece when it is needed, on the caller's thread
 # What a damaged gzip stream raises (ISA-L, zlib, gzip module).
 GZIP_ERRORS = (EOFError, isal_zlib.error, zlib.error, gzip.BadGzipFile, OSError)

@@ -1,6 +1,6 @@
-"""Nsight Systems SQLite export -> the unified tables of ingest.schema.
+"""Nsight Systems SQLite export -> the unified tables of lake/schema.py.
 
-Tables and columns are found by introspection (nsys_reader); enum values come from our own
+Tables and columns are found by introspection (reader.py); enum values come from our own
 fallback maps (names.py, below), which match the ENUM_* tables of 2022.4+ exports and stand in
 for them in 2022.1 exports that have none. pid/tid decode the serialized globalTid/globalPid:
 pid = (g >> 24) & 0xFFFFFF, tid = g & 0xFFFFFF. correlationId is unique per process only, so
@@ -16,13 +16,14 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
-from .errors import ErrorKind, TraceError
-from .identity import file_sha256, make_trace_id
-from .ingest_result import IngestResult, event_count, trace_span, traces_row
-from .integrity import drop_reversed_intervals, unique_lookups
-from .names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
-from .nesting import parent_and_depth_of
-from .nsys_reader import Export, open_export
+from ..errors import ErrorKind, TraceError
+from ..identity import file_sha256, make_trace_id
+from ..ingest_result import IngestResult, event_count, trace_span, traces_row
+from ..integrity import drop_reversed_intervals, unique_lookups
+from ..names import MEM_KIND_BY_ID, MEMCPY_OPERATION_BY_ID
+from ..nesting import parent_and_depth_of
+from .constants import NAME
+from .reader import Export, open_export
 
 SYNC_TYPE_BY_ID = {0: "unknown", 1: "event_sync", 2: "stream_wait", 3: "stream_sync", 4: "context_sync"}
 THREAD_STATE_BY_ID = {
@@ -269,6 +270,8 @@ class _Mapper:
             return None
         cols = self.x.columns(table)
         f = self.x.read(table, cols)
+        if f is None:
+            return None
         id_col = "id" if "id" in cols else "deviceId"
         props = [orjson.dumps(row, default=str).decode() for row in f.iter_rows(named=True)]
         get = (lambda c: pl.col(c) if c in cols else pl.lit(None))  # noqa: E731
@@ -379,7 +382,7 @@ class _Mapper:
 
 # Each unified table's source table, and for those whose intervals make up the trace's span (the
 # rows `_Mapper` keeps: NVTX ranges and marks only), the condition on its rows.
-SOURCES = {
+SOURCE_TABLES = {
     "api_calls": "CUPTI_ACTIVITY_KIND_RUNTIME", "kernels": "CUPTI_ACTIVITY_KIND_KERNEL",
     "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY", "memset": "CUPTI_ACTIVITY_KIND_MEMSET",
     "graph_executions": "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "annotations": "NVTX_EVENTS", "os_runtime_calls": "OSRT_API",
@@ -394,8 +397,8 @@ def _skipped_span(x: Export, skipped: set[str]) -> tuple[int | None, int | None]
     """The span of the intervals of the tables not read (what `trace_span` would find in them:
     rows that end before they start are dropped at ingest), one aggregate per source table."""
     starts, ends = [], []
-    for name in sorted(skipped & set(SOURCES)):
-        table = SOURCES[name]
+    for name in sorted(skipped & set(SOURCE_TABLES)):
+        table = SOURCE_TABLES[name]
         if not (x.has(table, "start") and x.has(table, "end")):
             continue
         where = '("end" IS NULL OR start IS NULL OR "end" >= start)' + (f" AND {_SPAN_ROWS[name]}" if name in _SPAN_ROWS else "")
@@ -424,19 +427,19 @@ def ingest_nsys(path: str, tables: set[str] | None = None) -> IngestResult:
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             sha_future = pool.submit(file_sha256, path)
             independent = {name: pool.submit(getattr(m, name)) for name in _INDEPENDENT if name in wanted}
-            span_future = pool.submit(_skipped_span, x, set(SOURCES) - wanted - ({"api_calls"} if read_api else set()))
+            span_future = pool.submit(_skipped_span, x, set(SOURCE_TABLES) - wanted - ({"api_calls"} if read_api else set()))
             tables_read: dict[str, pl.DataFrame | None] = {}
             if read_api:
                 tables_read["api_calls"] = m.api_calls()
             after = {name: pool.submit(getattr(m, name)) for name in launched}
             tables_read.update({name: f.result() for name, f in {**independent, **after}.items()})
             skipped_span = span_future.result()
-        has_gpu_work = any(x.has_rows(SOURCES[name]) for name in _LAUNCHED)
+        has_gpu_work = any(x.has_rows(SOURCE_TABLES[name]) for name in _LAUNCHED)
         meta = x.key_values("META_DATA_EXPORT") or x.key_values("EXPORT_META_DATA")
         capture = x.key_values("META_DATA_CAPTURE")
         session = x.read("TARGET_INFO_SESSION_START_TIME", ["utcEpochNs"])
         env = x.read("TARGET_INFO_SYSTEM_ENV", ["name", "value"])
-        if not any(x.has(SOURCES[name]) for name in ("api_calls", "kernels", "annotations", "os_runtime_calls")) \
+        if not any(x.has(SOURCE_TABLES[name]) for name in ("api_calls", "kernels", "annotations", "os_runtime_calls")) \
                 and not meta:
             raise TraceError(path, "SQLite database is not an Nsight Systems export (no nsys tables)",
                              ErrorKind.NOT_A_TRACE)
@@ -456,7 +459,7 @@ def ingest_nsys(path: str, tables: set[str] | None = None) -> IngestResult:
     end_ns = max((t for t in ends if t is not None), default=None)
     sha = sha_future.result()
     out["traces"] = traces_row(
-        source="nsys", path=path, file_bytes=os.path.getsize(path), content_sha256=sha, tool="Nsight Systems",
+        source=NAME, path=path, file_bytes=os.path.getsize(path), content_sha256=sha, tool="Nsight Systems",
         tool_version=meta.get("EXPORT_PRODUCT_VERSION"), schema_version=meta.get("EXPORT_SCHEMA_VERSION"),
         start_ns=start_ns, end_ns=end_ns, clock_offset_ns=int(clock_offset) if clock_offset is not None else None,
         hostname=hostname, is_truncated=False, warnings=warnings,

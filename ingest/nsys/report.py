@@ -11,11 +11,11 @@ import tempfile
 
 import pyarrow as pa
 
-from .discover import REPORT_SUFFIXES
-from .errors import TraceError
-from .identity import file_sha256, make_trace_id
-from .ingest_result import IngestResult
-from .printable import path_text
+from ..errors import TraceError
+from ..identity import file_sha256, make_trace_id
+from ..ingest_result import IngestResult
+from ..printable import path_text
+from .constants import REPORT_SUFFIXES
 
 EXPORT_SECONDS = 3600  # a report of many GB takes minutes to export
 

@@ -22,18 +22,17 @@ from pathlib import Path
 import polars as pl
 import pyarrow as pa
 
-from ..lake.sql_literal import sql_string
-from .errors import TraceError
-from .integrity import unique_ids
-from .reading import InflateBudget, open_input, read_head
-
-SQLITE_MAGIC = b"SQLite format 3\x00"
+from ...lake.sql_literal import sql_string
+from ..errors import TraceError
+from ..integrity import unique_ids
+from ..reading import InflateBudget, open_input, read_head
+from .constants import REPORT_SUFFIXES, SQLITE_MAGIC
 
 
 def _check_header(path: str, head: bytes) -> None:
     if head.startswith(SQLITE_MAGIC):
         return
-    if path.endswith((".nsys-rep", ".qdrep")) or head[:4] == b"PK\x03\x04" or b"QDSTRM" in head[:64]:
+    if path.endswith(REPORT_SUFFIXES) or head[:4] == b"PK\x03\x04" or b"QDSTRM" in head[:64]:
         raise TraceError(path, "this is an Nsight Systems report, not its SQLite export: "
                                "run `nsys export --type sqlite` on it first")
     raise TraceError(path, "not a SQLite file")

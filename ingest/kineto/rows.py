@@ -1,8 +1,8 @@
 """One chunk of Kineto events -> rows of a unified table (a function per table).
 
-Each function takes the events of one table from one decoded chunk (kineto_decode) and returns
+Each function takes the events of one table from one decoded chunk (decode.py) and returns
 an Arrow table of their rows. Row ids, nesting and flow pairing need every chunk and are left to
-kineto.ingest_kineto.
+tables.ingest_kineto.
 """
 
 from __future__ import annotations
@@ -13,24 +13,24 @@ import msgspec
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..lake.schema import TABLES
-from . import kineto_args as A
-from .exact_time import duration_us_to_ns, us_to_ns
-from .kineto_decode import Event
-from .names import (
+from ...lake.schema import TABLES
+from ..exact_time import duration_us_to_ns, us_to_ns
+from ..names import (
     MEMCPY_OPERATION_BY_CODE,
     kernel_short_name,
     parse_memcpy_name,
     parse_memset_kind,
 )
-from .raw_text import JoinedTexts
+from ..raw_text import JoinedTexts
+from .args import AnnotationArgs, CpuOpArgs, GpuArgs, MemoryArgs, PythonArgs, decode_all, to_float, to_int
+from .decode import Event
 
 SYNC_KIND = {
     "event_sync": "event_sync", "event sync": "event_sync", "stream_wait_event": "stream_wait",
     "stream wait event": "stream_wait", "stream_sync": "stream_sync", "stream sync": "stream_sync",
     "context_sync": "context_sync", "context sync": "context_sync",
 }
-_int, _float = A.to_int, A.to_float
+_int, _float = to_int, to_float
 
 
 def _ints(values: list) -> pa.Array:
@@ -96,7 +96,7 @@ def _table(name: str, cols: dict[str, Any]) -> pa.Table:
 def gpu_rows(name: str, events: list[Event]) -> pa.Table:
     """Rows of kernels, memcpy, memset or synchronizations."""
     args_text = JoinedTexts([e.args for e in events])
-    args = A.decode_all(A.GpuArgs, args_text)
+    args = decode_all(GpuArgs, args_text)
     cols: dict[str, Any] = _interval_columns(events)
     cols["device_id"] = [a.device if a.device is not None else _int(e.pid) for a, e in zip(args, events)]
     cols["context_id"] = [a.context for a in args]
@@ -140,7 +140,7 @@ def gpu_rows(name: str, events: list[Event]) -> pa.Table:
 
 def api_call_rows(events: list[Event]) -> pa.Table:
     args_text = JoinedTexts([e.args for e in events])
-    args = A.decode_all(A.GpuArgs, args_text)
+    args = decode_all(GpuArgs, args_text)
     cols = _cpu_side_columns(events)
     cols["correlation_id"] = [a.correlation for a in args]
     cols["external_id"] = _external_ids(args)
@@ -153,7 +153,7 @@ def api_call_rows(events: list[Event]) -> pa.Table:
 def cpu_op_rows(events: list[Event]) -> pa.Table:
     """cpu_ops rows without op_id (numbered once all chunks are in)."""
     args_text = JoinedTexts([e.args for e in events])
-    args = A.decode_all(A.CpuOpArgs, args_text)
+    args = decode_all(CpuOpArgs, args_text)
     cols = _cpu_side_columns(events)
     cols["external_id"] = _external_ids(args)
     cols["sequence_number"] = [a.sequence_number for a in args]
@@ -167,7 +167,7 @@ def cpu_op_rows(events: list[Event]) -> pa.Table:
 def annotation_rows(events: list[Event]) -> pa.Table:
     """annotations rows without annotation_id and nesting (set once all chunks are in)."""
     args_text = JoinedTexts([e.args for e in events])
-    args = A.decode_all(A.AnnotationArgs, args_text)
+    args = decode_all(AnnotationArgs, args_text)
     cols = _cpu_side_columns(events)
     is_gpu = [str(e.cat).lower() == "gpu_user_annotation" for e in events]
     cols["kind"] = ["gpu_user_annotation" if g else "user_annotation" for g in is_gpu]
@@ -179,7 +179,7 @@ def annotation_rows(events: list[Event]) -> pa.Table:
 
 def python_frame_rows(events: list[Event]) -> pa.Table:
     """python_frames rows without the labels parsed from the name (added once all chunks are in)."""
-    args = A.decode_all(A.PythonArgs, JoinedTexts([e.args for e in events]))
+    args = decode_all(PythonArgs, JoinedTexts([e.args for e in events]))
     cols = _cpu_side_columns(events)
     cols["frame_id"] = [a.python_id for a in args]
     cols["parent_frame_id"] = [a.python_parent_id for a in args]
@@ -209,7 +209,7 @@ def flow_end_rows(events: list[Event]) -> pa.Table:
 
 def memory_rows(events: list[Event]) -> pa.Table:
     """[memory] instant events: allocator activity."""
-    args = A.decode_all(A.MemoryArgs, JoinedTexts([e.args for e in events]))
+    args = decode_all(MemoryArgs, JoinedTexts([e.args for e in events]))
     device_type = {0: "cpu", 1: "cuda"}
     return _table(
         "memory_events",
