@@ -129,7 +129,7 @@ def _net_fp32_gemms(groups: dict) -> None:
     calls that Tensor Core GEMM kernels run on both sides lost (fp32 added) or gained (fp32 removed),
     at those kernels' mean time per call, move from their 'kernel' causes into it."""
     fp32 = sorted((k for k, g in groups.items() if k[0] == "kernel" and _FP32_GEMM.search(k[1])
-                   and not (g["base"] and g["new"])), key=lambda k: -abs(groups[k]["new"] - groups[k]["base"]))
+                   and not (g["base"] and g["new"])), key=lambda k: (-abs(groups[k]["new"] - groups[k]["base"]), k))
     if not fp32:
         return
     net: dict[str, Any] = {"base": 0.0, "new": 0.0, "calls": [0.0, 0.0], "ops": set(), "bytes": [0.0, 0.0], "memory": ({}, {}),
@@ -143,7 +143,7 @@ def _net_fp32_gemms(groups: dict) -> None:
         net["kernels"].append(f"{'new' if g['new'] else 'base'}: {k[1]} x{per_step(max(g['calls']))}")
     added = net["new"] > net["base"]
     i, side = (0, "base") if added else (1, "new")  # the side whose GEMMs ran the replaced calls
-    for k, g in groups.items():
+    for k, g in sorted(groups.items(), key=lambda kg: repr(kg[0])):
         if k[0] != "kernel" or not _GEMM.search(k[1]) or not (g["calls"][0] and g["calls"][1]):
             continue
         replaced = g["calls"][i] - g["calls"][1 - i]
@@ -171,11 +171,18 @@ def _tensor_types(value) -> list[str]:
     return [value] if isinstance(value, str) and value else []
 
 
+def _canonical(rows) -> list:
+    """Rows in one order whatever order a query returned them in: the causes add floats (ns per
+    step), and a sum's last bit, so a rounded nanosecond, depends on the order of its terms."""
+    return sorted(rows, key=repr)
+
+
 def causes(base: dict, new: dict) -> list[dict]:
-    """The causes of the change from `base` to `new` (side_figures), largest |change_ns| first."""
+    """The causes of the change from `base` to `new` (side_figures), largest |change_ns| first.
+    The same rows in any order give the same causes."""
     # communication kernels are the collectives' (communication_causes), not kernels or operators
-    base = {**base, "work": [w for w in base["work"] if w[0] != "communication"]}
-    new = {**new, "work": [w for w in new["work"] if w[0] != "communication"]}
+    base = {**base, "work": _canonical(w for w in base["work"] if w[0] != "communication")}
+    new = {**new, "work": _canonical(w for w in new["work"] if w[0] != "communication")}
     claims = _operator_groups(base["work"], new["work"])
     groups: dict[tuple, dict] = defaultdict(lambda: {"base": 0.0, "new": 0.0, "calls": [0.0, 0.0], "ops": set(),
                                                       "bytes": [0.0, 0.0], "memory": ({}, {})})
@@ -235,7 +242,7 @@ def communication_causes(base: list[tuple], new: list[tuple]) -> list[dict]:
     waits: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
     last: dict[int, list[list[int]]] = defaultdict(lambda: [[0, 0, 0], [0, 0, 0]])  # last, matched, skew
     for i, rows in enumerate((base, new)):
-        for rank, op, last_rank, calls, transfer, wait, skew, nbytes, kernel, n_calls in rows:
+        for rank, op, last_rank, calls, transfer, wait, skew, nbytes, kernel, n_calls in _canonical(rows):
             g = ops[op]
             g["ns"][i] += transfer
             g["calls"][i] += calls
