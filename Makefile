@@ -30,7 +30,7 @@ demo: setup
 # processes (pytest-xdist), each test file in one of them, so that a file's lakes are built once.
 TEST_WORKERS ?= 2
 test: setup
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25
 
 bench: setup
 	$(BIN)/python -m bench

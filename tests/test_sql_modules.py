@@ -56,6 +56,7 @@ NAMED_ELSEWHERE = {
     "analysis/run_comparison.sql: run_kernel_time",
     "analysis/run_comparison.sql: run_identity",
     "analysis/run_comparison.sql: run_signature",
+    "analysis/run_comparison.sql: run_members",
     "analysis/run_comparison.sql: run_kernel_changes",
     "analysis/run_overview.sql: run_workloads",
     "analysis/steady_utilization.sql: steady_gpu_range",

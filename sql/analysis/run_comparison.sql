@@ -1,9 +1,23 @@
+-- run_members: which run each trace belongs to (a distributed run's rank files, rank_runs,
+-- are one run; every other trace is a run of its own). The views over runs that need only
+-- this read it rather than runs, whose steps make it slow to plan (DuckDB binds a view
+-- again at every place a query names it).
+--
+-- depends: traces, rank_runs
+--
+-- @column trace_id Trace.
+-- @column run_id   Run (rank_runs.run_id, else the trace id).
+CREATE OR REPLACE VIEW run_members AS
+SELECT t.trace_id, coalesce(r.run_id, t.trace_id) AS run_id
+FROM traces t
+LEFT JOIN (SELECT DISTINCT trace_id, run_id FROM rank_runs) r USING (trace_id);
+
 -- runs: one row per run: a distributed run's rank files (rank_runs) count as one run,
 -- every other trace is a run of its own. Per-rank averages make runs with different
 -- numbers of ranks comparable; per-step figures make runs of different lengths
 -- comparable (when both record steps).
 --
--- depends: traces, rank_runs, kernels, steps, step_phases, temporal_breakdown
+-- depends: traces, run_members, kernels, steps, step_phases, temporal_breakdown
 --
 -- @column run_id             Run (rank_runs.run_id, else the trace id).
 -- @column trace_ids          The run's traces, sorted.
@@ -17,10 +31,8 @@
 --                            mean over the ranks of the whole trace's idle share (temporal_breakdown) (%).
 CREATE OR REPLACE VIEW runs AS
 WITH member AS (
-    SELECT t.trace_id, coalesce(r.run_id, t.trace_id) AS run_id, t.file_name,
-           t.start_ns + t.clock_offset_ns AS start_epoch_ns
-    FROM traces t
-    LEFT JOIN (SELECT DISTINCT trace_id, run_id FROM rank_runs) r USING (trace_id)
+    SELECT t.trace_id, m.run_id, t.file_name, t.start_ns + t.clock_offset_ns AS start_epoch_ns
+    FROM traces t JOIN run_members m USING (trace_id)
 ),
 procs AS (
     SELECT m.run_id, count(*) AS ranks, avg(b.idle_pct) AS idle_pct
@@ -73,7 +85,7 @@ GROUP BY r.run_id, k.name, r.ranks, r.steps_per_rank;
 -- run_identity: what tells whether two runs are the same program (run_comparison pairs only
 -- runs alike in all of it): the program's name, the GPU model, the rank, and its steps.
 --
--- depends: runs, run_kernel_time, kernels, devices, traces
+-- depends: runs, run_members, kernels, devices, traces
 --
 -- @column run_id           Run.
 -- @column program          The first file's name, lower case, less its extensions, a leading tool
@@ -88,7 +100,8 @@ GROUP BY r.run_id, k.name, r.ranks, r.steps_per_rank;
 --                          (PyTorch distributedInfo); NULL otherwise (a whole run, or no rank).
 -- @column kernels_per_step Kernels per rank and step (NULL without steps).
 CREATE OR REPLACE VIEW run_identity AS
-WITH member AS (SELECT run_id, unnest(trace_ids) AS trace_id FROM runs),
+WITH run AS MATERIALIZED (SELECT * FROM runs),
+member AS (SELECT run_id, trace_id FROM run_members),
 gpu AS (
     SELECT m.run_id,
            string_agg(DISTINCT regexp_replace(nullif(d.name, ''), '^NVIDIA ', ''), ' + '
@@ -102,7 +115,7 @@ one AS (
     SELECT m.run_id, CASE WHEN count(*) = 1 THEN any_value(t.rank) END AS rank
     FROM member m JOIN traces t USING (trace_id) GROUP BY m.run_id
 ),
-launched AS (SELECT run_id, sum(kernels_per_rank) AS kernels_per_rank FROM run_kernel_time GROUP BY run_id)
+launched AS (SELECT m.run_id, count(*) AS kernels FROM kernels k JOIN member m USING (trace_id) GROUP BY m.run_id)
 SELECT r.run_id,
        nullif(trim(regexp_replace(regexp_replace(regexp_replace(regexp_replace(regexp_replace(
            lower(r.first_file),
@@ -112,8 +125,9 @@ SELECT r.run_id,
            '(rank|worker)[_-]?[0-9]+', '', 'g'),
            '[0-9]{4,}', '', 'g'), '._-'), '') AS program,
        g.gpu_model, r.ranks, o.rank,
-       CASE WHEN r.steps_per_rank > 0 THEN l.kernels_per_rank / r.steps_per_rank END AS kernels_per_step
-FROM runs r
+       CASE WHEN r.steps_per_rank > 0 THEN l.kernels / greatest(r.ranks, 1) / r.steps_per_rank END
+           AS kernels_per_step
+FROM run r
 LEFT JOIN gpu g USING (run_id)
 LEFT JOIN one o USING (run_id)
 LEFT JOIN launched l USING (run_id);
@@ -123,13 +137,13 @@ LEFT JOIN launched l USING (run_id);
 -- 'ProfilerStep###'), as kind 'operators and ranges' (when it has any); and its kernel names,
 -- as kind 'kernels'.
 --
--- depends: runs, run_kernel_time, cpu_ops, annotations
+-- depends: run_members, kernels, cpu_ops, annotations
 --
 -- @column run_id Run.
 -- @column kind   'operators and ranges', or 'kernels'.
 -- @column name   A name, once per run.
 CREATE OR REPLACE VIEW run_signature AS
-WITH member AS (SELECT run_id, unnest(trace_ids) AS trace_id FROM runs),
+WITH member AS (SELECT run_id, trace_id FROM run_members),
 named AS (
     SELECT DISTINCT m.run_id, o.name FROM cpu_ops o JOIN member m USING (trace_id)
     UNION
@@ -138,7 +152,7 @@ named AS (
 )
 SELECT run_id, 'operators and ranges' AS kind, name FROM named
 UNION ALL
-SELECT DISTINCT run_id, 'kernels', name FROM run_kernel_time;
+SELECT DISTINCT m.run_id, 'kernels', k.name FROM kernels k JOIN member m USING (trace_id);
 
 -- run_comparison: each run next to the previous run of the same program. Two runs are the
 -- same program when they ran on the same GPU model (run_identity.gpu_model; runs that name
@@ -172,14 +186,17 @@ SELECT DISTINCT run_id, 'kernels', name FROM run_kernel_time;
 -- @column kernel_change_pct                Change of kernel time in the compared unit
 --                                          (per step or per run) x 100; > 0: slower.
 CREATE OR REPLACE VIEW run_comparison AS
-WITH sizes AS (SELECT run_id, kind, count(*) AS n FROM run_signature GROUP BY ALL),
+WITH run AS MATERIALIZED (SELECT * FROM runs),
+signature AS MATERIALIZED (SELECT * FROM run_signature),
+identity AS MATERIALIZED (SELECT * FROM run_identity),
+sizes AS (SELECT run_id, kind, count(*) AS n FROM signature GROUP BY ALL),
 shared AS (
     SELECT a.run_id AS run_a, b.run_id AS run_b, a.kind, count(*) AS n_shared
-    FROM run_signature a JOIN run_signature b ON a.kind = b.kind AND a.name = b.name AND a.run_id <> b.run_id
+    FROM signature a JOIN signature b ON a.kind = b.kind AND a.name = b.name AND a.run_id <> b.run_id
     GROUP BY ALL
 ),
 ordered AS (
-    SELECT run_id, row_number() OVER (ORDER BY start_epoch_ns NULLS LAST, first_file, run_id) AS seq FROM runs
+    SELECT run_id, row_number() OVER (ORDER BY start_epoch_ns NULLS LAST, first_file, run_id) AS seq FROM run
 ),
 with_ops AS (SELECT run_id FROM sizes WHERE kind = 'operators and ranges'),
 pairs AS (
@@ -191,7 +208,7 @@ pairs AS (
     JOIN sizes sa ON sa.run_id = s.run_a AND sa.kind = s.kind
     JOIN sizes sb ON sb.run_id = s.run_b AND sb.kind = s.kind
     JOIN ordered oa ON oa.run_id = s.run_a JOIN ordered ob ON ob.run_id = s.run_b
-    JOIN run_identity ia ON ia.run_id = s.run_a JOIN run_identity ib ON ib.run_id = s.run_b
+    JOIN identity ia ON ia.run_id = s.run_a JOIN identity ib ON ib.run_id = s.run_b
     WHERE ob.seq < oa.seq
       AND (s.kind = 'operators and ranges'
            OR s.run_a NOT IN (SELECT run_id FROM with_ops) OR s.run_b NOT IN (SELECT run_id FROM with_ops))
@@ -225,8 +242,8 @@ compared AS (
            CASE WHEN compared_per = 'step' THEN b.kernel_ns_per_rank / b.steps_per_rank END
                AS previous_kernel_ns_per_rank_step
     FROM chosen c
-    JOIN runs a ON a.run_id = c.run_id
-    JOIN runs b ON b.run_id = c.previous_run_id
+    JOIN run a ON a.run_id = c.run_id
+    JOIN run b ON b.run_id = c.previous_run_id
 )
 SELECT run_id, previous_run_id, similarity, paired_because, median_step_ns, previous_median_step_ns,
        100.0 * (median_step_ns / previous_median_step_ns - 1) AS step_change_pct,

@@ -26,7 +26,8 @@
 -- @column kernels        The changed kernels, most slowed-down first: a list of
 --                        run_kernel_changes rows (structs with its columns).
 CREATE OR REPLACE VIEW run_comparison_changes AS
-WITH ranked AS (
+WITH run AS MATERIALIZED (SELECT run_id, first_file FROM runs),
+ranked AS (
     SELECT *, coalesce(delta_ns_per_rank_step, delta_ns_per_rank) AS delta_ns,
            row_number() OVER (PARTITION BY run_id, previous_run_id,
                                            coalesce(delta_ns_per_rank_step, delta_ns_per_rank) > 0
@@ -47,6 +48,6 @@ top AS (
 )
 SELECT c.*, a.first_file, b.first_file AS previous_file, coalesce(t.kernels, []) AS kernels
 FROM run_comparison c
-JOIN runs a ON a.run_id = c.run_id
-JOIN runs b ON b.run_id = c.previous_run_id
+JOIN run a ON a.run_id = c.run_id
+JOIN run b ON b.run_id = c.previous_run_id
 LEFT JOIN top t ON t.run_id = c.run_id AND t.previous_run_id = c.previous_run_id;
