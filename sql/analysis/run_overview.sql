@@ -30,39 +30,39 @@
 -- @column change_pct       step_change_pct when both runs record steps, else kernel_change_pct (%).
 -- @column workload         The workload's label (run_workloads).
 CREATE OR REPLACE VIEW run_overview AS
-WITH r AS MATERIALIZED (
+WITH r AS (
     SELECT run_id, trace_ids, first_file, start_epoch_ns, ranks, steps_per_rank, median_step_ns, kernel_ns_per_rank,
            idle_pct
     FROM runs
 ),
-c AS MATERIALIZED (
+c AS (
     SELECT run_id, previous_run_id, paired_because, compared_per,
            coalesce(step_change_pct, kernel_change_pct) AS change_pct
     FROM run_comparison
 ),
-up_0 AS MATERIALIZED (
+up_0 AS (
     SELECT r.run_id, coalesce(c.previous_run_id, r.run_id) AS up FROM r LEFT JOIN c USING (run_id)
 ),
-up_1 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_0 a JOIN up_0 b ON b.run_id = a.up),
-up_2 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_1 a JOIN up_1 b ON b.run_id = a.up),
-up_3 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_2 a JOIN up_2 b ON b.run_id = a.up),
-up_4 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_3 a JOIN up_3 b ON b.run_id = a.up),
-up_5 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_4 a JOIN up_4 b ON b.run_id = a.up),
-up_6 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_5 a JOIN up_5 b ON b.run_id = a.up),
-up_7 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_6 a JOIN up_6 b ON b.run_id = a.up),
-up_8 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_7 a JOIN up_7 b ON b.run_id = a.up),
-up_9 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_8 a JOIN up_8 b ON b.run_id = a.up),
-up_10 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_9 a JOIN up_9 b ON b.run_id = a.up),
-up_11 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_10 a JOIN up_10 b ON b.run_id = a.up),
-up_12 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_11 a JOIN up_11 b ON b.run_id = a.up),
-up_13 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_12 a JOIN up_12 b ON b.run_id = a.up),
-up_14 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_13 a JOIN up_13 b ON b.run_id = a.up),
-up_15 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_14 a JOIN up_14 b ON b.run_id = a.up),
-up_16 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_15 a JOIN up_15 b ON b.run_id = a.up),
-up_17 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_16 a JOIN up_16 b ON b.run_id = a.up),
-up_18 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_17 a JOIN up_17 b ON b.run_id = a.up),
-up_19 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_18 a JOIN up_18 b ON b.run_id = a.up),
-up_20 AS MATERIALIZED (SELECT a.run_id, b.up FROM up_19 a JOIN up_19 b ON b.run_id = a.up),
+up_1 AS (SELECT a.run_id, b.up FROM up_0 a JOIN up_0 b ON b.run_id = a.up),
+up_2 AS (SELECT a.run_id, b.up FROM up_1 a JOIN up_1 b ON b.run_id = a.up),
+up_3 AS (SELECT a.run_id, b.up FROM up_2 a JOIN up_2 b ON b.run_id = a.up),
+up_4 AS (SELECT a.run_id, b.up FROM up_3 a JOIN up_3 b ON b.run_id = a.up),
+up_5 AS (SELECT a.run_id, b.up FROM up_4 a JOIN up_4 b ON b.run_id = a.up),
+up_6 AS (SELECT a.run_id, b.up FROM up_5 a JOIN up_5 b ON b.run_id = a.up),
+up_7 AS (SELECT a.run_id, b.up FROM up_6 a JOIN up_6 b ON b.run_id = a.up),
+up_8 AS (SELECT a.run_id, b.up FROM up_7 a JOIN up_7 b ON b.run_id = a.up),
+up_9 AS (SELECT a.run_id, b.up FROM up_8 a JOIN up_8 b ON b.run_id = a.up),
+up_10 AS (SELECT a.run_id, b.up FROM up_9 a JOIN up_9 b ON b.run_id = a.up),
+up_11 AS (SELECT a.run_id, b.up FROM up_10 a JOIN up_10 b ON b.run_id = a.up),
+up_12 AS (SELECT a.run_id, b.up FROM up_11 a JOIN up_11 b ON b.run_id = a.up),
+up_13 AS (SELECT a.run_id, b.up FROM up_12 a JOIN up_12 b ON b.run_id = a.up),
+up_14 AS (SELECT a.run_id, b.up FROM up_13 a JOIN up_13 b ON b.run_id = a.up),
+up_15 AS (SELECT a.run_id, b.up FROM up_14 a JOIN up_14 b ON b.run_id = a.up),
+up_16 AS (SELECT a.run_id, b.up FROM up_15 a JOIN up_15 b ON b.run_id = a.up),
+up_17 AS (SELECT a.run_id, b.up FROM up_16 a JOIN up_16 b ON b.run_id = a.up),
+up_18 AS (SELECT a.run_id, b.up FROM up_17 a JOIN up_17 b ON b.run_id = a.up),
+up_19 AS (SELECT a.run_id, b.up FROM up_18 a JOIN up_18 b ON b.run_id = a.up),
+up_20 AS (SELECT a.run_id, b.up FROM up_19 a JOIN up_19 b ON b.run_id = a.up),
 named AS (
     SELECT w.up AS root,
            arg_min(r.first_file, (r.start_epoch_ns IS NULL, coalesce(r.start_epoch_ns, 0), r.first_file)) AS workload
