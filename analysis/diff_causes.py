@@ -35,6 +35,7 @@ difference between the median and mean step, is what the causes leave unexplaine
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
 from typing import Any
@@ -172,9 +173,21 @@ def _tensor_types(value) -> list[str]:
 
 
 def _canonical(rows) -> list:
-    """Rows in one order whatever order a query returned them in: the causes add floats (ns per
-    step), and a sum's last bit, so a rounded nanosecond, depends on the order of its terms."""
+    """Rows in one order whatever order a query returned them in (the evidence lists follow it)."""
     return sorted(rows, key=repr)
+
+
+class _Sums(defaultdict):
+    """Lists of float terms by key, added up exactly at the end (`totals`): a float sum's last bit,
+    so a rounded nanosecond, depends on the order of its terms, and rows that tie in a view's
+    attribution (which operator launched a kernel) can come in another order from one process
+    to the next; math.fsum's correctly rounded sum does not depend on it."""
+
+    def __init__(self):
+        super().__init__(list)
+
+    def totals(self) -> dict:
+        return {k: math.fsum(v) for k, v in self.items()}
 
 
 def causes(base: dict, new: dict) -> list[dict]:
@@ -184,8 +197,7 @@ def causes(base: dict, new: dict) -> list[dict]:
     base = {**base, "work": _canonical(w for w in base["work"] if w[0] != "communication")}
     new = {**new, "work": _canonical(w for w in new["work"] if w[0] != "communication")}
     claims = _operator_groups(base["work"], new["work"])
-    groups: dict[tuple, dict] = defaultdict(lambda: {"base": 0.0, "new": 0.0, "calls": [0.0, 0.0], "ops": set(),
-                                                      "bytes": [0.0, 0.0], "memory": ({}, {})})
+    sums: dict[tuple, dict] = defaultdict(lambda: {"ns": (_Sums(), _Sums()), "ops": set()})
     for i, (side, work) in enumerate((("base", base["work"]), ("new", new["work"]))):
         for op_class, name, memory, ln, sh, dt, calls, ns, nbytes in work:
             claim = claims.get((ln, sh, dt))
@@ -195,14 +207,22 @@ def causes(base: dict, new: dict) -> list[dict]:
                 key = ("kernel", name)
             else:
                 key = ("memcpy", name)
-            g = groups[key]
-            g[side] += ns
-            g["calls"][i] += calls
-            g["bytes"][i] += nbytes
+            acc = sums[key]
+            terms = acc["ns"][i]
+            terms["time"].append(ns)
+            terms["calls"].append(calls)
+            terms["bytes"].append(nbytes)
             if memory:
-                g["memory"][i][memory] = g["memory"][i].get(memory, 0) + ns
+                terms["memory", memory].append(ns)
             if claim or ln is not None:
-                g["ops"].add((side, ln, sh, dt) if claim else (side, ln, None, None))
+                acc["ops"].add((side, ln, sh, dt) if claim else (side, ln, None, None))
+    groups: dict[tuple, dict] = {}
+    for key, acc in sums.items():
+        b, n = acc["ns"][0].totals(), acc["ns"][1].totals()
+        groups[key] = {"base": b.get("time", 0.0), "new": n.get("time", 0.0), "ops": acc["ops"],
+                       "calls": [b.get("calls", 0.0), n.get("calls", 0.0)],
+                       "bytes": [b.get("bytes", 0.0), n.get("bytes", 0.0)],
+                       "memory": tuple({k[1]: v for k, v in t.items() if isinstance(k, tuple)} for t in (b, n))}
     _net_fp32_gemms(groups)
     out = []
     for (kind, name), g in groups.items():
@@ -237,31 +257,33 @@ def communication_causes(base: list[tuple], new: list[tuple]) -> list[dict]:
     """'communication' causes from two sides' steady_collectives rows (side_figures): the transfer
     time by operation, and the time ranks waited by the rank that arrived last ('wait for rank N',
     with how often that rank was the last to arrive: the straggler)."""
-    ops: dict[str, dict] = defaultdict(lambda: {"ns": [0.0, 0.0], "calls": [0.0, 0.0], "bytes": [0.0, 0.0],
-                                                "kernels": set()})
-    waits: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    ops: dict[str, dict] = defaultdict(lambda: {"sums": (_Sums(), _Sums()), "kernels": set()})
+    waits: dict[int, tuple[list, list]] = defaultdict(lambda: ([], []))
     last: dict[int, list[list[int]]] = defaultdict(lambda: [[0, 0, 0], [0, 0, 0]])  # last, matched, skew
     for i, rows in enumerate((base, new)):
         for rank, op, last_rank, calls, transfer, wait, skew, nbytes, kernel, n_calls in _canonical(rows):
             g = ops[op]
-            g["ns"][i] += transfer
-            g["calls"][i] += calls
-            g["bytes"][i] += nbytes
+            g["sums"][i]["ns"].append(transfer)
+            g["sums"][i]["calls"].append(calls)
+            g["sums"][i]["bytes"].append(nbytes)
             g["kernels"].add(kernel)
             if last_rank is None:
                 continue
-            waits[last_rank][i] += wait
+            waits[last_rank][i].append(wait)
             if rank is not None:
                 last[rank][i][1] += n_calls
                 if rank == last_rank:
                     last[rank][i][0] += n_calls
                     last[rank][i][2] += skew
-    out = [_cause("communication", op, *g["ns"], {
-        "calls_per_step": [per_step(c) for c in g["calls"]], "bytes_per_step": [round(b) for b in g["bytes"]],
-        "kernels": sorted(g["kernels"])[:3]}) for op, g in ops.items()]
+    out = []
+    for op, g in ops.items():
+        t = [sums.totals() for sums in g["sums"]]
+        out.append(_cause("communication", op, t[0].get("ns", 0.0), t[1].get("ns", 0.0), {
+            "calls_per_step": [per_step(x.get("calls", 0.0)) for x in t],
+            "bytes_per_step": [round(x.get("bytes", 0.0)) for x in t], "kernels": sorted(g["kernels"])[:3]}))
     for r, (b, n) in waits.items():
         counts = last[r]
-        out.append(_cause("communication", f"wait for rank {r}", b, n, {
+        out.append(_cause("communication", f"wait for rank {r}", math.fsum(b), math.fsum(n), {
             "note": "time the other ranks waited in collectives this rank arrived last at",
             "arrived_last_pct": [round(100 * c[0] / c[1], 1) if c[1] else None for c in counts],
             "mean_skew_ns": [round(c[2] / c[0]) if c[0] else None for c in counts]}))
