@@ -1,8 +1,9 @@
 """Judgments against programs with one planted bound and its remedy really applied (issue #48).
 
-The truth is tests/recorded/judgments/judgments_truth.json: each program timed with CUDA events and
-no profiler (record_judgments.py). Every judgment is checked from both sources: the PyTorch
-profiler's light recording and the Nsight Systems export of the same program.
+The truth is tests/recorded/judgments/judgments_truth.json (H100) and judgments_h200_truth.json (H200:
+programs that one bound dominates: pageable copies, a slow loader, a sync after every layer): each
+program timed with CUDA events and no profiler (record_judgments.py). Every judgment is checked from
+both sources: the PyTorch profiler's light recording and the Nsight Systems export of the same program.
 """
 
 import json
@@ -14,14 +15,19 @@ from conftest import ingested
 from tracelake.analysis import critpath_whatif
 
 JUDGE = Path(__file__).parent / "recorded" / "judgments"
-TRUTH = json.loads((JUDGE / "judgments_truth.json").read_text())["programs"]
+TRUTH, GPU = {}, {}
+for gpu in ("h100", "h200"):
+    programs = json.loads((JUDGE / ("judgments_truth.json" if gpu == "h100" else f"judgments_{gpu}_truth.json"))
+                          .read_text())["programs"]
+    TRUTH.update(programs)
+    GPU.update(dict.fromkeys(programs, gpu))
 SOURCES = ("kineto", "nsys")
 
 
 def trace_file(program: str, source: str, setting: str = "light") -> Path:
     if source == "nsys":
-        return JUDGE / f"nsys-2025.3.1_judge-{program}_h100.sqlite.gz"
-    return JUDGE / f"torch-2.11_judge-{program}-{setting}_h100.pt.trace.json.gz"
+        return JUDGE / f"nsys-2025.3.1_judge-{program}_{GPU[program]}.sqlite.gz"
+    return JUDGE / f"torch-2.11_judge-{program}-{setting}_{GPU[program]}.pt.trace.json.gz"
 
 
 def truth_ms(program: str) -> float:
@@ -49,7 +55,14 @@ REMEDIES = [
     ("mlp-loader-stall", "no data-loading time", "mlp"),
     ("mlp-pageable", "pinned copies", "mlp"),
     ("mlp-host-syncs", "no host syncs", "mlp"),
+    ("copy-bound", "pinned copies", "copy-bound-pinned"),
+    ("loader-bound", "no data-loading time", "loader-bound-remedy"),
+    ("sync-bound", "no host syncs", "sync-bound-remedy"),
 ]
+# The scenario finds too little of what the remedy saves (its prediction is right: the path with the
+# syncs removed is the remedied step): the step's path leaves out the host's time between top-level
+# calls and operators (HTA's rule), which the syncs serialize with the GPU; 0.2-0.4 of 1.5 ms found.
+SAVING_GAPS = {"sync-bound"}
 
 
 @pytest.mark.parametrize("source", SOURCES)
@@ -68,7 +81,11 @@ def test_whatif_predicts_the_remedy_really_applied(judge, program, scenario, rem
     # where the remedy saves more than 10 % of the step, the scenario finds at least half of it
     # (the per-block syncs of mlp-host-syncs cost 1.5 ms of 29.7, which the path does not see yet)
     if truth_ms(program) - measured > 0.1 * measured:
-        assert saved_ms > 0.5 * (truth_ms(program) - measured), (saved_ms, truth_ms(program), measured)
+        found = saved_ms > 0.5 * (truth_ms(program) - measured)
+        if program in SAVING_GAPS:  # strict: once it is found, the entry must go
+            assert not found, "SAVING_GAPS lists a gap that closed"
+            pytest.xfail("the path misses the host time the syncs serialize (SAVING_GAPS)")
+        assert found, (saved_ms, truth_ms(program), measured)
 
 
 def test_pinned_rate_of_a_pageable_copy_is_the_links(judge):
@@ -138,12 +155,20 @@ def test_profiler_overhead_is_flagged_where_it_inflates_the_step(judge, source):
 # what bounds each program's step: the GPU's compute where the GPU runs back to back, the host
 # (CPU and launches) where it launches faster than it can
 BOUNDS = {"gpu-bound": "gpu_compute", "gpu-bound-fp32-head": "gpu_compute", "launch-bound": "cpu",
-          "mlp": "gpu_compute", "mlp-slow-kernel": "gpu_compute", "mlp-fp32-head": "gpu_compute"}
+          "mlp": "gpu_compute", "mlp-slow-kernel": "gpu_compute", "mlp-fp32-head": "gpu_compute",
+          "copy-bound": "memcpy", "copy-bound-pinned": "memcpy", "loader-bound": "data_loading",
+          "loader-bound-remedy": "gpu_compute", "sync-bound": "sync_wait"}
+# Known gaps, strict: the sync-bound step (GPU busy 54-65 %, removing the syncs saves 30 %) is called
+# gpu_compute from the Nsight export (the largest class on its path) and cpu from the PyTorch trace (the
+# host time after each sync); neither names the syncs that serialize the two.
+BOUND_GAPS = {("sync-bound", "kineto"), ("sync-bound", "nsys")}
 
 
 @pytest.mark.parametrize("source", SOURCES)
 @pytest.mark.parametrize("program", BOUNDS)
-def test_bound_by_names_the_planted_bound(judge, program, source):
+def test_bound_by_names_the_planted_bound(judge, program, source, request):
+    if (program, source) in BOUND_GAPS:
+        request.applymarker(pytest.mark.xfail(reason="BOUND_GAPS", strict=True))
     assert steady(judge, trace_id(judge, program, source))["bound_by"] == BOUNDS[program]
 
 

@@ -24,10 +24,23 @@ Programs (`PROGRAMS`; each a training or inference step on one GPU):
 - mlp-slow-kernel      the planted GEMM with K = 65536 instead of 4096;
 - mlp-fp32-head        the head in fp32 with TF32 off (the precision changed for one operator).
 
+- sync-bound           inference of 32 x (Linear 4096 + ReLU) in bf16, batch 2048, `.item()` of a sum after
+                       every layer (a per-layer check on the host): the host waits for the layer's ~0.1 ms
+                       on the GPU, then the GPU waits while the host sees the value and launches the next
+                       layer; the syncs serialize host and GPU, and bound the step;
+- sync-bound-remedy    the remedy: the per-layer sums kept on the GPU, one `.tolist()` at the step's end;
+- copy-bound           a 256 MiB input copied from pageable memory each step, then 4 x Linear 4096 (bf16,
+                       batch 4096, inference) on a slice of it: the copy bounds the step;
+- copy-bound-pinned    the remedy: the same input pinned, copied non_blocking;
+- loader-bound         4 x Linear 4096 training (bf16, batch 4096), a `data_load` range that sleeps 8 ms
+                       (a loader slower than the GPU's step); the loader bounds the step;
+- loader-bound-remedy  the remedy: the batch is ready, `data_load` takes it without waiting.
+
 Remedies: `mlp` is the remedy of the loader stall, the host sleep, the host syncs and the pageable
 copy; `launch-bound-graph` of `launch-bound`.
 
-Usage on the GPU machine: `OUT=dir python3 record_judgments.py torch` runs every program without a
+Usage on the GPU machine: `OUT=dir python3 record_judgments.py torch` runs every program (or those
+named in $PROGRAMS, space-separated, with the truth written to $TRUTH_FILE) without a
 profiler (the truth), then records it under the PyTorch profiler: light (`activities` CPU and CUDA
 only) for every program, heavy (record_shapes, with_stack, profile_memory, CUDA sync events) for those
 in `HEAVY`. `OUT=dir python3 record_judgments.py nsys NAME` runs one program for
@@ -190,11 +203,72 @@ def make_mlp(variant):
     return step, flops
 
 
+def make_sync_bound(variant):
+    layers, width, batch = 32, 4096, 2048
+    model = nn.Sequential(*[m for _ in range(layers) for m in (nn.Linear(width, width), nn.ReLU())]).cuda()
+    model = model.to(torch.bfloat16).eval()
+    x = torch.randn(batch, width, device="cuda", dtype=torch.bfloat16)
+    flops = 2 * batch * width * width * layers
+
+    def step(annotate):
+        h, checks = x, []
+        with torch.no_grad():
+            for i in range(0, len(model), 2):
+                h = model[i + 1](model[i](h))
+                if variant == "sync-bound":
+                    checks.append(h.sum().item())
+                else:
+                    checks.append(h.sum())
+            if variant != "sync-bound":
+                checks = torch.stack(checks).tolist()
+        return checks
+
+    return step, flops
+
+
+def make_copy_bound(variant):
+    rows, width, layers = 16384, 4096, 4  # 16384 x 4096 fp32: 256 MiB
+    host = torch.randn(rows, width)
+    if variant == "copy-bound-pinned":
+        host = host.pin_memory()
+    model = nn.Sequential(*[nn.Linear(width, width, bias=False) for _ in range(layers)]).cuda().to(torch.bfloat16).eval()
+    flops = 2 * 4096 * width * width * layers
+
+    def step(annotate):
+        x = host.to("cuda", non_blocking=variant == "copy-bound-pinned")
+        with torch.no_grad():
+            model(x[:4096].to(torch.bfloat16))
+
+    return step, flops
+
+
+def make_loader_bound(variant):
+    d, batch, layers = 4096, 4096, 4
+    model = nn.Sequential(*[nn.Linear(d, d, bias=False) for _ in range(layers)]).cuda().to(torch.bfloat16)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-6, foreach=True)
+    ready = torch.randn(batch, d, device="cuda", dtype=torch.bfloat16)
+
+    def step(annotate):
+        with annotate("data_load"):
+            if variant == "loader-bound":
+                time.sleep(0.008)
+            x = ready
+        loss = model(x).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    return step, 2 * batch * d * d * (3 * layers - 1)
+
+
 PROGRAMS = {
     "gpu-bound": make_gpu_bound, "gpu-bound-fp32-head": make_gpu_bound,
     "launch-bound": make_launch_bound, "launch-bound-graph": make_launch_bound,
     "mlp": make_mlp, "mlp-repeat": make_mlp, "mlp-loader-stall": make_mlp, "mlp-host-sleep": make_mlp,
     "mlp-host-syncs": make_mlp, "mlp-pageable": make_mlp, "mlp-slow-kernel": make_mlp, "mlp-fp32-head": make_mlp,
+    "sync-bound": make_sync_bound, "sync-bound-remedy": make_sync_bound,
+    "copy-bound": make_copy_bound, "copy-bound-pinned": make_copy_bound,
+    "loader-bound": make_loader_bound, "loader-bound-remedy": make_loader_bound,
 }
 
 
@@ -276,7 +350,7 @@ def kineto(name, step, heavy):
 def record_torch():
     truth = {"gpu": torch.cuda.get_device_name(), "torch": torch.__version__, "warmup": WARMUP, "timed": TIMED,
              "active": ACTIVE, "programs": {}}
-    for name in PROGRAMS:
+    for name in os.environ.get("PROGRAMS", " ".join(PROGRAMS)).split():
         step, flops = build(name)
         entry = {"flops_per_step": flops, "flop_counter_per_step": flop_counter(step), "unprofiled": unprofiled(step)}
         for heavy in ([False, True] if name in HEAVY else [False]):
@@ -289,7 +363,7 @@ def record_torch():
         print(name, json.dumps({k: v.get("step_ms") for k, v in entry.items() if isinstance(v, dict)}), flush=True)
         del step
         torch.cuda.empty_cache()
-    with open(os.path.join(OUT, "judgments_truth.json"), "w") as f:
+    with open(os.path.join(OUT, os.environ.get("TRUTH_FILE", "judgments_truth.json")), "w") as f:
         json.dump(truth, f, indent=1, sort_keys=True)
 
 
