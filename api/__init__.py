@@ -33,12 +33,23 @@ def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracela
     """A read-only DuckDB connection to the lake at `lake`, with every tracelake table and view.
 
     Query it as DuckDB: ``lake.sql("SELECT ...").pl()`` (polars), ``.df()`` (pandas), ``.to_arrow_table()``.
-    The lake's database is rebuilt first when it is missing, was moved, or predates this version
-    of tracelake's SQL. Raises FileNotFoundError when `lake` is not a lake. Close it when done
-    (or use it in a ``with`` block) so that a later ingest can write the database.
+    A lake that keeps no derived tables yet (one `ingest` wrote, of a few traces) derives them
+    first, as ``tracelake report`` and ``tracelake sql`` do, when it can be written and no other
+    process writes it: over the base tables every query evaluates all the views under it (the
+    example notebook's queries on the 4 bundled samples). The lake's database is rebuilt first when
+    it is missing, was moved, or predates this version of tracelake's SQL. Raises
+    FileNotFoundError when `lake` is not a lake. Close it when done (or use it in a ``with``
+    block) so that a later ingest can write the database.
     """
+    import os
+
+    from tracelake.jobs.derive_job import derive_absent
     from tracelake.lake.database import connect
 
+    for warning in derive_absent(lake, os.cpu_count() or 1) or []:
+        import warnings
+
+        warnings.warn(warning, stacklevel=2)
     return connect(lake, read_only=True)
 
 
