@@ -15,7 +15,7 @@ from conftest import DATA, REPO, SAMPLE_FILES
 from tracelake.cli.main import main
 from tracelake.lake import database, layout
 from tracelake.lake.schema import EVENT_TABLES, TABLES
-from tracelake.lake.scoped import ScopedDatabase
+from tracelake.lake.scoped import ScopedDatabase, derived_served
 
 TRACE_FILES = [p for p in SAMPLE_FILES if p.name.endswith((".gz", ".json", ".sqlite"))]
 
@@ -155,7 +155,9 @@ def test_reingest_replaces_and_crash_leftovers_are_removed(tmp_path, monkeypatch
 
 def test_scoped_database_answers_as_the_whole_lake_after_swapping_scopes(sample_lake, sample_con):
     """A ScopedDatabase reused for trace after trace (report workers do) gives each trace the same
-    rows as the whole-lake database does, and holds nothing after load([])."""
+    rows as the whole-lake database does: views evaluated over the scope's base tables, and all of
+    them where the trace's derived rows are served (scoped.derived_served, as report tasks read a
+    derived lake); it holds nothing after load([])."""
     queries = {
         "kernel_summary": "SELECT name, total_ns, instances FROM kernel_summary WHERE trace_id = ? ORDER BY name",
         "temporal_breakdown": "SELECT pid, round(compute_pct, 6), round(idle_pct, 6) FROM temporal_breakdown WHERE trace_id = ? "
@@ -169,8 +171,13 @@ def test_scoped_database_answers_as_the_whole_lake_after_swapping_scopes(sample_
         for trace_id in ids[:2] + ids[:1]:  # an Nsight trace, a PyTorch one, the first again after it
             con = db.load([trace_id])
             assert con.sql("SELECT DISTINCT trace_id FROM kernels").fetchall() in ([(trace_id,)], [])
-            for view, sql in queries.items():
+            for view in ("kernel_summary", "steps"):  # evaluated over the scope's base tables
+                sql = queries[view]
                 assert con.sql(sql, params=[trace_id]).fetchall() == sample_con.sql(sql, params=[trace_id]).fetchall(), view
+            with derived_served(con, sample_lake, [trace_id]) as served:
+                assert set(queries) <= set(served)
+                for view, sql in queries.items():
+                    assert con.sql(sql, params=[trace_id]).fetchall() == sample_con.sql(sql, params=[trace_id]).fetchall(), view
         assert db.load([]).sql("SELECT count(*) FROM kernels").fetchall() == [(0,)]
         assert any(sample_con.sql(queries["kernel_summary"], params=[t]).fetchall() for t in ids)
     finally:

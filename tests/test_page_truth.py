@@ -15,9 +15,9 @@ import page_reader
 import pytest
 from conftest import DATA, corpus_files, ids
 from nsys_oracle import read_oracle
-from tracelake.jobs.report_views import shared_views
+from tracelake.jobs.report_job import views_frozen
 from tracelake.lake.scoped import ScopedDatabase
-from tracelake.reports import data, trace_charts
+from tracelake.reports import trace_charts
 from tracelake.reports.render import trace_page
 
 
@@ -26,10 +26,11 @@ def _read(con, trace_id: str) -> page_reader.Page:
 
 
 def _read_scoped(db: ScopedDatabase, trace_id: str) -> page_reader.Page:
-    """The page as the report job renders it: a database of the trace alone, the shared views
-    evaluated once (without that, every section evaluates the views under it again)."""
+    """The page as the report job renders it: a database of the trace alone, the views that the
+    lake holds derived rows of served from them, the other shared views evaluated once
+    (report_job.views_frozen)."""
     con = db.load([trace_id])
-    with data.frozen(con, shared_views()):
+    with views_frozen(con, db.lake, [trace_id]):
         return _read(con, trace_id)
 
 
