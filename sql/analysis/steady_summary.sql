@@ -13,10 +13,20 @@
 --   steady steps' paths, summed over them, the host's time inside waiting calls counted as
 --   'sync_wait' and 'memcpy' (critical_path_summary.bound_by), and the step time the paths
 --   do not cover counted for the class of main_idle_cause ('cpu' for host_wait), so that
---   what bounds the step agrees with why the GPU is idle.
+--   what bounds the step agrees with why the GPU is idle. A GPU that is idle for a quarter of
+--   the steady steps or more does not bound them, and host syncs that keep it idle do: there,
+--   bound_by is 'sync_wait' when host syncs cause half of the idle time or more (steady_idle's
+--   kind 'sync': the thread in cudaStreamSynchronize, cudaDeviceSynchronize,
+--   cudaEventSynchronize, cudaMemcpy or .item(), and the late launches after it) in at most two
+--   gaps per synchronizing call (the host ahead again right after each: syncs that serialize
+--   host and GPU, as a .item() after every layer does, not a CPU-bound step that waits for the
+--   host after a sync as it does everywhere else) and the path names GPU work
+--   (gpu_compute, communication, kernel_to_kernel) or the host (cpu, launch_overhead); else,
+--   where the path names GPU work, the class of main_idle_cause. bound_by_pct is then that
+--   idle's share of the steps' time.
 --
 -- depends: steady_state, steps, step_phases, largest_gpu_gaps, mfu, critical_path_summary, traces,
---          profiler_cost
+--          profiler_cost, steady_idle, steady_syncs
 --
 -- @column trace_id             Trace.
 -- @column rank                 Distributed rank (NULL when unknown).
@@ -44,9 +54,10 @@
 -- @column mfu_pct              Median MFU of the steady steps (%; NULL without a FLOPs model, or when
 --                              a steady step's is unreliable).
 -- @column mfu_unreliable       Why a steady step's MFU is unreliable (mfu.mfu_unreliable; NULL: none is).
--- @column bound_by             Critical-path class with the most time over the steady steps (NULL: no path).
+-- @column bound_by             Critical-path class with the most time over the steady steps, or what
+--                              keeps a GPU idle for a quarter of them (see above; NULL: no path).
 -- @column bound_by_pct         Its time / the steady steps' time (the path's, or the steps' where the
---                              path is shorter) x 100 (%).
+--                              path is shorter) x 100 (%); for an idle GPU, the idle's share.
 -- @column path_pct_of_step     The steady steps' critical path / their time x 100 (%): under 100 %,
 --                              the rest counts for the class of the main idle cause (see bound_by).
 -- @column est_step_without_profiler_ns  profiler_cost.est_step_ns: the median step without the
@@ -92,6 +103,18 @@ main_cause AS (
     SELECT trace_id, pid, arg_max(cause, {'ns': idle_ns, 'cause': cause}) AS cause, max(idle_ns) AS idle_ns
     FROM gap_causes GROUP BY ALL
 ),
+sync_idle AS (
+    -- the steady steps' idle that host syncs cause (steady_idle's kind 'sync': the launching
+    -- thread in a synchronizing call, and the late launches after one), where the host gets
+    -- ahead again right after each sync: at most two such gaps per synchronizing CUDA call
+    -- (steady_syncs); many more are a host that launches late anyway (a CPU-bound step)
+    SELECT i.trace_id, i.pid, sum(i.idle_ns) AS idle_ns
+    FROM steady_idle i
+    WHERE i.kind = 'sync'
+    GROUP BY ALL
+    HAVING sum(i.gaps) <= 2 * (SELECT coalesce(sum(c.calls), 0) FROM steady_syncs c
+                               WHERE c.trace_id = i.trace_id AND c.pid = i.pid AND c.name LIKE 'cuda%')
+),
 mfu_steady AS (
     SELECT m.trace_id, m.pid, any_value(m.mfu_unreliable) AS unreliable,
            CASE WHEN count(m.mfu_unreliable) = 0 THEN median(m.mfu_pct) END AS mfu_pct
@@ -133,8 +156,19 @@ bound AS (
            arg_max(c.k, {'ns': c.ns + CASE WHEN c.k = rest_class THEN rest_ns ELSE 0 END, 'k': c.k}) AS bound_by,
            100.0 * max(c.ns + CASE WHEN c.k = rest_class THEN rest_ns ELSE 0 END) / nullif(any_value(path_ns), 0)
                AS bound_by_pct,
-           100.0 * any_value(path_only_ns) / nullif(any_value(step_ns), 0) AS path_pct_of_step
+           100.0 * any_value(path_only_ns) / nullif(any_value(step_ns), 0) AS path_pct_of_step,
+           any_value(rest_class) AS idle_class
     FROM path_classes WHERE path_ns > 0 GROUP BY ALL
+),
+judged AS (
+    -- a GPU idle for a quarter of the steady steps or more does not bound them (see above)
+    SELECT b.*, 100.0 * a.idle_ns / nullif(a.wall_ns, 0) >= 25 AS quarter_idle,
+           b.bound_by IN ('gpu_compute', 'communication', 'kernel_to_kernel') AS on_gpu,
+           coalesce(si.idle_ns, 0) * 2 >= a.idle_ns AS sync_idle, a.idle_ns, coalesce(si.idle_ns, 0) AS sync_idle_ns,
+           a.wall_ns
+    FROM bound b
+    JOIN agg a USING (trace_id, pid)
+    LEFT JOIN sync_idle si USING (trace_id, pid)
 )
 SELECT w.trace_id, t.rank, w.pid, w.step_rule, w.steps, w.warmup_steps, w.median_step_ns,
        a.step_time_basis, CAST(a.median_host_step_ns AS BIGINT) AS median_host_step_ns, a.p90_step_ns, a.min_step_ns, a.max_step_ns, w.start_ns, w.end_ns,
@@ -144,7 +178,13 @@ SELECT w.trace_id, t.rank, w.pid, w.step_rule, w.steps, w.warmup_steps, w.median
        100.0 * a.communication_ns / nullif(a.wall_ns, 0) AS communication_pct,
        100.0 * a.memcpy_ns / nullif(a.wall_ns, 0) AS memcpy_pct,
        mc.cause AS main_idle_cause, 100.0 * mc.idle_ns / nullif(a.idle_ns, 0) AS main_idle_cause_pct,
-       mf.mfu_pct, mf.unreliable AS mfu_unreliable, b.bound_by, b.bound_by_pct, b.path_pct_of_step,
+       mf.mfu_pct, mf.unreliable AS mfu_unreliable,
+       CASE WHEN b.quarter_idle AND b.sync_idle AND (b.on_gpu OR b.bound_by IN ('cpu', 'launch_overhead')) THEN 'sync_wait'
+            WHEN b.quarter_idle AND b.on_gpu THEN b.idle_class ELSE b.bound_by END AS bound_by,
+       CASE WHEN b.quarter_idle AND b.sync_idle AND (b.on_gpu OR b.bound_by IN ('cpu', 'launch_overhead'))
+                THEN 100.0 * b.sync_idle_ns / nullif(b.wall_ns, 0)
+            WHEN b.quarter_idle AND b.on_gpu THEN 100.0 * b.idle_ns / nullif(b.wall_ns, 0)
+            ELSE b.bound_by_pct END AS bound_by_pct, b.path_pct_of_step,
        pc.est_step_ns AS est_step_without_profiler_ns, pc.inflation_pct AS profiler_inflation_pct
 FROM win w
 JOIN traces t ON t.trace_id = w.trace_id
@@ -152,5 +192,5 @@ JOIN agg a ON a.trace_id = w.trace_id AND a.pid = w.pid
 LEFT JOIN warm wm ON wm.trace_id = w.trace_id AND wm.pid = w.pid
 LEFT JOIN main_cause mc ON mc.trace_id = w.trace_id AND mc.pid = w.pid
 LEFT JOIN mfu_steady mf ON mf.trace_id = w.trace_id AND mf.pid = w.pid
-LEFT JOIN bound b ON b.trace_id = w.trace_id AND b.pid = w.pid
+LEFT JOIN judged b ON b.trace_id = w.trace_id AND b.pid = w.pid
 LEFT JOIN profiler_cost pc ON pc.trace_id = w.trace_id AND pc.pid = w.pid;
