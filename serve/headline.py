@@ -70,7 +70,10 @@ def _steady_lines(answer: Answer, steady: list[dict], whole: dict) -> None:
     if (s["profiler_inflation_pct"] or 0) > 10:
         answer.line(f"the profiler lengthened the step by profiler_inflation_pct = {cell(s['profiler_inflation_pct'], 20)} %: "
                     f"est_step_without_profiler_ns = {cell(s['est_step_without_profiler_ns'], 30)}")
-    if s["bound_by"]:
+    if s["bound_by"] and s["bound_by_basis"] == "gpu_idle":
+        answer.line(f"bounds the step: bound_by = {s['bound_by']} (bound_by_basis = gpu_idle: the GPU waits "
+                    f"bound_by_pct = {cell(s['bound_by_pct'], 20)} % of the step for it)")
+    elif s["bound_by"]:
         answer.line(f"bounds the step: bound_by = {s['bound_by']} (bound_by_pct = {cell(s['bound_by_pct'], 20)} % of "
                     f"the critical path; the path covers path_pct_of_step = {cell(s['path_pct_of_step'], 20)} % of the step)")
     else:

@@ -236,3 +236,20 @@ def test_a_host_wait_costs_the_gpu_idle_inside_it(judge):
     from tracelake.reports.theme import ms
     for rule, cost_ns in top:
         assert f'{rule.replace("_", " ")}</td><td class="n">{ms(cost_ns)}</td>' in table
+
+
+def test_the_page_says_when_syncs_bound_the_step(judge):
+    """The sync-bound step's card: bound by sync wait, with the GPU's idle share after the syncs
+    (steady_summary.bound_by_pct of the step, not of the critical path)."""
+    from conftest import rendered_page
+    from tracelake.reports.theme import pct
+
+    for source in SOURCES:
+        tid = trace_id(judge, "sync-bound", source)
+        s = steady(judge, tid)
+        assert (s["bound_by"], s["bound_by_basis"]) == ("sync_wait", "gpu_idle")
+        html = rendered_page(judge, tid).html
+        card = html[html.index('data-metric="bound_by"'):]
+        card = card[:card.index("</div></div>")]
+        assert ">sync wait<" in card
+        assert f"the GPU waits {pct(s['bound_by_pct'])} of the step after host syncs" in card

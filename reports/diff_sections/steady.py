@@ -14,7 +14,8 @@ ROWS = (("steady steps", "steps", "count"), ("warm-up steps", "warmup_steps", "c
         ("median step", "median_step_ns", "ms"), ("p90 step", "p90_step_ns", "ms"),
         ("GPU idle in a step", "gpu_idle_pct", "pct"), ("main idle cause", "main_idle_cause", "text"),
         ("its share of the idle time", "main_idle_cause_pct", "pct"), ("MFU", "mfu_pct", "pct"),
-        ("bound by", "bound_by", "text"), ("its share of the critical path", "bound_by_pct", "pct"))
+        ("bound by", "bound_by", "text"),
+        ("its share (of the critical path; of the step where the GPU idles)", "bound_by_pct", "pct"))
 
 
 def build(page: DiffPage) -> dict | None:

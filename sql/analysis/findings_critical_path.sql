@@ -2,11 +2,13 @@
 -- steps are left out), from their critical paths (critical_path_summary): the class with the most time summed over the steps, with the
 -- operators or kernels that put the most of it on the path, and advice for that class. One row
 -- per trace and process; 'info' when GPU compute bounds the steps (the GPU is the bottleneck,
--- as it should be), 'warning' otherwise. Without steps (the '(trace)' step, pid NULL) it speaks
+-- as it should be), 'warning' otherwise, and where the path is mostly GPU compute but the GPU
+-- is idle for a quarter of the steady steps or more (the advice then says so: the idle's cause
+-- bounds them, as steady_summary.bound_by says). Without steps (the '(trace)' step, pid NULL) it speaks
 -- of the whole trace, whose path leaves out process start-up and teardown (critpath_graph), and
 -- its advice of the loop.
 --
--- depends: critical_path_summary, critical_path_ops, cp_steps, step_phases
+-- depends: critical_path_summary, critical_path_ops, cp_steps, step_phases, steps
 -- materialize: per trace
 --
 -- @column trace_id     Trace.
@@ -57,9 +59,17 @@ top AS (
 ),
 first_step AS (
     SELECT trace_id, pid, min(start_ns) AS start_ns FROM cp_steps GROUP BY trace_id, pid
+),
+idle AS (
+    -- the GPU's idle share of the steady steps: a quarter or more, and the GPU does not bound them
+    -- (steady_summary.bound_by), whatever class the path has most of
+    SELECT s.trace_id, s.pid, 100.0 * sum(s.gpu_idle_ns) / nullif(sum(s.wall_ns), 0) AS idle_pct
+    FROM steps s JOIN step_phases p USING (trace_id, pid, step_index)
+    WHERE p.phase = 'steady'
+    GROUP BY ALL
 )
 SELECT b.trace_id, 'critical_path_bound' AS rule,
-       CASE WHEN b.class = 'gpu_compute' THEN 'info' ELSE 'warning' END AS severity,
+       CASE WHEN b.class = 'gpu_compute' AND coalesce(i.idle_pct, 0) < 25 THEN 'info' ELSE 'warning' END AS severity,
        b.pid, f.start_ns, b.path_ns AS duration_ns,
        CASE WHEN b.pid IS NULL  -- no steps: the '(trace)' step, start-up and teardown left out
             THEN printf('No steps were found: over the whole trace (process start-up and teardown left out) the critical '
@@ -84,8 +94,12 @@ SELECT b.trace_id, 'critical_path_bound' AS rule,
                 || 'launch the step as a CUDA graph to pay the launch cost once.'
            WHEN 'kernel_to_kernel' THEN 'Gaps between back-to-back kernels bound the step: CUDA graphs remove the '
                 || 'per-kernel launch gap; fusing kernels removes kernels.'
-           WHEN 'gpu_compute' THEN 'GPU compute bounds the step, as it should: speed up the kernels on the path '
-                || '(bf16/fp16 on Tensor Cores, fused attention, better-shaped GEMMs); the host is not the limit.'
+           WHEN 'gpu_compute' THEN CASE WHEN coalesce(i.idle_pct, 0) >= 25
+                THEN printf('The path runs mostly through GPU compute, but the GPU is idle %.0f%% of the step: what '
+                            || 'keeps it idle bounds the step (the headline; why the GPU waits). Then speed up the '
+                            || 'kernels on the path.', i.idle_pct)
+                ELSE 'GPU compute bounds the step, as it should: speed up the kernels on the path '
+                || '(bf16/fp16 on Tensor Cores, fused attention, better-shaped GEMMs); the host is not the limit.' END
            WHEN 'communication' THEN 'Communication bounds the step: overlap it with compute (DDP bucket_cap_mb, '
                 || 'gradient accumulation with no_sync, FSDP prefetching) and send less (bf16 gradients, compression).'
            WHEN 'memcpy' THEN 'Memory copies bound the step: pinned host memory with non_blocking=True copies, '
@@ -95,4 +109,5 @@ SELECT b.trace_id, 'critical_path_bound' AS rule,
        END, 'the step', CASE WHEN b.pid IS NULL THEN 'the loop' ELSE 'the step' END) AS advice
 FROM bound b
 LEFT JOIN top t ON t.trace_id = b.trace_id AND t.pid IS NOT DISTINCT FROM b.pid AND t.class = b.class
-LEFT JOIN first_step f ON f.trace_id = b.trace_id AND f.pid IS NOT DISTINCT FROM b.pid;
+LEFT JOIN first_step f ON f.trace_id = b.trace_id AND f.pid IS NOT DISTINCT FROM b.pid
+LEFT JOIN idle i ON i.trace_id = b.trace_id AND i.pid IS NOT DISTINCT FROM b.pid;

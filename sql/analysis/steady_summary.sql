@@ -58,6 +58,8 @@
 --                              keeps a GPU idle for a quarter of them (see above; NULL: no path).
 -- @column bound_by_pct         Its time / the steady steps' time (the path's, or the steps' where the
 --                              path is shorter) x 100 (%); for an idle GPU, the idle's share.
+-- @column bound_by_basis       'path' (the critical path's class) or 'gpu_idle' (a GPU idle for a
+--                              quarter of the steps or more: bound_by_pct is that idle's share).
 -- @column path_pct_of_step     The steady steps' critical path / their time x 100 (%): under 100 %,
 --                              the rest counts for the class of the main idle cause (see bound_by).
 -- @column est_step_without_profiler_ns  profiler_cost.est_step_ns: the median step without the
@@ -184,7 +186,11 @@ SELECT w.trace_id, t.rank, w.pid, w.step_rule, w.steps, w.warmup_steps, w.median
        CASE WHEN b.quarter_idle AND b.sync_idle AND (b.on_gpu OR b.bound_by IN ('cpu', 'launch_overhead'))
                 THEN 100.0 * b.sync_idle_ns / nullif(b.wall_ns, 0)
             WHEN b.quarter_idle AND b.on_gpu THEN 100.0 * b.idle_ns / nullif(b.wall_ns, 0)
-            ELSE b.bound_by_pct END AS bound_by_pct, b.path_pct_of_step,
+            ELSE b.bound_by_pct END AS bound_by_pct,
+       CASE WHEN b.bound_by IS NULL THEN NULL
+            WHEN b.quarter_idle AND (b.on_gpu OR b.sync_idle AND b.bound_by IN ('cpu', 'launch_overhead')) THEN 'gpu_idle'
+            ELSE 'path' END AS bound_by_basis,
+       b.path_pct_of_step,
        pc.est_step_ns AS est_step_without_profiler_ns, pc.inflation_pct AS profiler_inflation_pct
 FROM win w
 JOIN traces t ON t.trace_id = w.trace_id
