@@ -42,13 +42,12 @@ def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracela
     block) so that a later ingest can write the database.
     """
     import os
+    import warnings
 
     from tracelake.jobs.derive_job import derive_absent
     from tracelake.lake.database import connect
 
     for warning in derive_absent(lake, os.cpu_count() or 1) or []:
-        import warnings
-
         warnings.warn(warning, stacklevel=2)
     return connect(lake, read_only=True)
 

@@ -162,12 +162,15 @@ bound AS (
            any_value(rest_class) AS idle_class
     FROM path_classes WHERE path_ns > 0 GROUP BY ALL
 ),
-judged AS (
-    -- a GPU idle for a quarter of the steady steps or more does not bound them (see above)
-    SELECT b.*, 100.0 * a.idle_ns / nullif(a.wall_ns, 0) >= 25 AS quarter_idle,
-           b.bound_by IN ('gpu_compute', 'communication', 'kernel_to_kernel') AS on_gpu,
-           coalesce(si.idle_ns, 0) * 2 >= a.idle_ns AS sync_idle, a.idle_ns, coalesce(si.idle_ns, 0) AS sync_idle_ns,
-           a.wall_ns
+idle_verdict AS (
+    -- a GPU idle for a quarter of the steady steps or more does not bound them (see above):
+    -- 'syncs' or 'idle' where that decides, NULL where the path's class stands
+    SELECT b.*, a.idle_ns, coalesce(si.idle_ns, 0) AS sync_idle_ns, a.wall_ns,
+           CASE WHEN 100.0 * a.idle_ns / nullif(a.wall_ns, 0) < 25 THEN NULL
+                WHEN coalesce(si.idle_ns, 0) * 2 >= a.idle_ns
+                     AND b.bound_by IN ('gpu_compute', 'communication', 'kernel_to_kernel', 'cpu', 'launch_overhead')
+                     THEN 'syncs'
+                WHEN b.bound_by IN ('gpu_compute', 'communication', 'kernel_to_kernel') THEN 'idle' END AS verdict
     FROM bound b
     JOIN agg a USING (trace_id, pid)
     LEFT JOIN sync_idle si USING (trace_id, pid)
@@ -181,15 +184,10 @@ SELECT w.trace_id, t.rank, w.pid, w.step_rule, w.steps, w.warmup_steps, w.median
        100.0 * a.memcpy_ns / nullif(a.wall_ns, 0) AS memcpy_pct,
        mc.cause AS main_idle_cause, 100.0 * mc.idle_ns / nullif(a.idle_ns, 0) AS main_idle_cause_pct,
        mf.mfu_pct, mf.unreliable AS mfu_unreliable,
-       CASE WHEN b.quarter_idle AND b.sync_idle AND (b.on_gpu OR b.bound_by IN ('cpu', 'launch_overhead')) THEN 'sync_wait'
-            WHEN b.quarter_idle AND b.on_gpu THEN b.idle_class ELSE b.bound_by END AS bound_by,
-       CASE WHEN b.quarter_idle AND b.sync_idle AND (b.on_gpu OR b.bound_by IN ('cpu', 'launch_overhead'))
-                THEN 100.0 * b.sync_idle_ns / nullif(b.wall_ns, 0)
-            WHEN b.quarter_idle AND b.on_gpu THEN 100.0 * b.idle_ns / nullif(b.wall_ns, 0)
-            ELSE b.bound_by_pct END AS bound_by_pct,
-       CASE WHEN b.bound_by IS NULL THEN NULL
-            WHEN b.quarter_idle AND (b.on_gpu OR b.sync_idle AND b.bound_by IN ('cpu', 'launch_overhead')) THEN 'gpu_idle'
-            ELSE 'path' END AS bound_by_basis,
+       CASE b.verdict WHEN 'syncs' THEN 'sync_wait' WHEN 'idle' THEN b.idle_class ELSE b.bound_by END AS bound_by,
+       CASE b.verdict WHEN 'syncs' THEN 100.0 * b.sync_idle_ns / nullif(b.wall_ns, 0)
+                      WHEN 'idle' THEN 100.0 * b.idle_ns / nullif(b.wall_ns, 0) ELSE b.bound_by_pct END AS bound_by_pct,
+       CASE WHEN b.verdict IS NOT NULL THEN 'gpu_idle' WHEN b.bound_by IS NOT NULL THEN 'path' END AS bound_by_basis,
        b.path_pct_of_step,
        pc.est_step_ns AS est_step_without_profiler_ns, pc.inflation_pct AS profiler_inflation_pct
 FROM win w
@@ -198,5 +196,5 @@ JOIN agg a ON a.trace_id = w.trace_id AND a.pid = w.pid
 LEFT JOIN warm wm ON wm.trace_id = w.trace_id AND wm.pid = w.pid
 LEFT JOIN main_cause mc ON mc.trace_id = w.trace_id AND mc.pid = w.pid
 LEFT JOIN mfu_steady mf ON mf.trace_id = w.trace_id AND mf.pid = w.pid
-LEFT JOIN judged b ON b.trace_id = w.trace_id AND b.pid = w.pid
+LEFT JOIN idle_verdict b ON b.trace_id = w.trace_id AND b.pid = w.pid
 LEFT JOIN profiler_cost pc ON pc.trace_id = w.trace_id AND pc.pid = w.pid;
