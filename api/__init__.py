@@ -41,13 +41,14 @@ def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracela
     FileNotFoundError when `lake` is not a lake. Close it when done (or use it in a ``with``
     block) so that a later ingest can write the database.
     """
-    import os
     import warnings
 
     from tracelake.jobs.derive_job import derive_absent
     from tracelake.lake.database import connect
 
-    for warning in derive_absent(lake, os.cpu_count() or 1) or []:
+    # in this process: a process pool would start the caller's script again in each worker
+    # (spawn), and a script without an `if __name__ == "__main__":` guard would open the lake there
+    for warning in derive_absent(lake, 1) or []:
         warnings.warn(warning, stacklevel=2)
     return connect(lake, read_only=True)
 
