@@ -15,6 +15,7 @@ from ..ingest.discover import discover
 from ..ingest.errors import ErrorKind, TraceError
 from ..ingest.identity import file_sha256
 from ..ingest.printable import path_text
+from ..ingest.process_pool import lending
 from ..ingest.reading import Limits, is_regular
 from ..lake import derive, format_version
 from ..lake.database import update_database
@@ -25,6 +26,7 @@ from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES
 from ..lake.version import __version__
 from ..lake.writer import TraceWriter, conform
 from . import fs_errors
+from .worker_pool import process_pool
 
 
 @dataclass
@@ -129,7 +131,8 @@ def ingest_one(path: str, lake: Path, limits: Limits | None = None, needed: set[
     def make():
         from ..ingest.dispatch import ingest_file  # the readers (polars): only when a file is read, not on a re-run
 
-        result = ingest_file(path, limits)
+        with lending(process_pool):  # a big file is decoded on this process's share of the cores
+            result = ingest_file(path, limits)
         # the base tables are written while the calling context and the critical path are built
         with TraceWriter(lake, result.trace_id, tracelake_version=__version__) as writer:
             writer.write(result.tables)
@@ -176,7 +179,8 @@ def read_in_memory(paths: list[str], needed: set[str], analyses: Executor, limit
         def make():
             from ..ingest.dispatch import ingest_file
 
-            result = ingest_file(path, limits, read)
+            with lending(process_pool):
+                result = ingest_file(path, limits, read)
             tables[result.trace_id] = {name: conform(name, t) for name, t in result.tables.items() if name in needed}
             building[result.trace_id] = [analyses.submit(build, result) for build in builds]
             # an analysis that fails adds its warning to result.warnings, after this outcome is made

@@ -158,7 +158,7 @@ def _execute(paths: list[str], lake: Path, workers: int, executor: str, schedule
             for future in dask_completed(futures):
                 yield future.result()
         return
-    with process_pool(workers) as pool:
+    with process_pool(min(workers, len(paths))) as pool:  # fewer files: more cores each (a big one's decode)
         for future in as_completed([pool.submit(_task, p, str(lake), limits) for p in paths]):
             yield future.result()
 

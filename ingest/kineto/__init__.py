@@ -5,6 +5,8 @@ says what each attribute means):
 - decode.py: the text -> typed events, a chunk at a time (msgspec);
 - args.py: the events' `args`, decoded per table with typed structs;
 - rows.py: one chunk's events -> rows of a unified table (a function per table);
+- row_parts.py: the chunks' events routed to their tables and turned into rows (RowParts);
+- parallel.py: a big file's chunks decoded and turned into rows on worker processes;
 - tables.py: all chunks' rows -> the unified tables of lake/schema.py (`ingest_kineto`).
 
 This module stays small: discovery and recognition import it, and only `read` imports the decoder.

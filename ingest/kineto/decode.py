@@ -172,17 +172,30 @@ def _chunks(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
 
 def _decode_pieces(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
                    warnings: list[str]) -> Iterator[list[Event]]:
-    """The events of the traceEvents array in the text `pieces`, a chunk per piece.
+    """The events of the traceEvents array in the text `pieces`, a chunk per piece (chunk_texts)."""
+    skipped = 0
+    for text in chunk_texts(pieces, metadata):
+        events, bad = _decode_events(path, text)
+        del text  # the events' args hold it now
+        skipped += bad
+        yield events
+    _skipped_warning(skipped, warnings)
+
+
+def chunk_texts(pieces: Iterator[bytes], metadata: dict[str, Any]) -> Iterator[bytes]:
+    """The traceEvents array in the text `pieces` as the texts of smaller arrays, one per piece.
 
     A chunk ends at the last cut found in its piece; the text after the cut is carried into the
     next chunk. The last chunk runs to the end of the file: for a top-level object it is decoded
     as '{"traceEvents": [' + the rest, which also yields the keys after the array (added to
-    `metadata`) and finds the array's end by parsing.
+    `metadata`, as those before it are) and finds the array's end by parsing. Raises
+    _NotChunkable when the text opens no traceEvents array, msgspec.DecodeError when its end does
+    not parse.
     """
     head = b""
     for piece in pieces:
         head += piece
-        located = _events_start(head)
+        located = events_start(head)
         if located is not None:
             break
     else:
@@ -191,7 +204,6 @@ def _decode_pieces(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
     metadata.update(head_keys)
     carry = [memoryview(head)[start + 1 :]]  # the text after '['
     del head
-    skipped = 0
     for piece in pieces:
         cut = _last_cut(piece)
         if cut < 0:
@@ -199,20 +211,19 @@ def _decode_pieces(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
             continue
         text = b"".join([b"[", *carry, memoryview(piece)[:cut], b"]"])
         carry = [memoryview(piece)[cut + 1 :]]
-        events, bad = _decode_events(path, text)
-        del text  # the events' args hold it now
-        skipped += bad
-        yield events
-    last = b"".join([b'{"traceEvents":[' if in_object else b"[", *carry])
-    del carry
-    if in_object:
-        top = _top_decoder.decode(last)
-        del last
-        metadata.update(_decode_values({k: v for k, v in top.items() if k != "traceEvents"}))
-        last = top["traceEvents"]
-    events, bad = _decode_events(path, last)
-    _skipped_warning(skipped + bad, warnings)
-    yield events
+        yield text
+        del text
+    yield tail_text(b"".join(carry), in_object, metadata)
+
+
+def tail_text(rest: bytes, in_object: bool, metadata: dict[str, Any]) -> bytes:
+    """The array text of the events in `rest`, the end of the file from the start of an event on:
+    in a top-level object, the keys after the array are added to `metadata`."""
+    if not in_object:
+        return b"[" + rest
+    top = _top_decoder.decode(b'{"traceEvents":[' + rest)
+    metadata.update(_decode_values({k: v for k, v in top.items() if k != "traceEvents"}))
+    return bytes(top["traceEvents"])
 
 
 class _NotChunkable(Exception):
@@ -261,7 +272,7 @@ def _decode_document(path: str, data: bytes, first: bytes, warnings: list[str]) 
 _BLANK = b" \t\r\n"
 
 
-def _events_start(text: bytes) -> tuple[int, bool, dict[str, Any]] | None:
+def events_start(text: bytes) -> tuple[int, bool, dict[str, Any]] | None:
     """(offset of the traceEvents array's '[', top-level object?, the keys before the array).
 
     None: `text` (the start of the file) is too short to tell. A bare array starts at the first

@@ -9,8 +9,7 @@ baseTimeNanoseconds the trace clock is Kineto's relative one and clock_offset_ns
 from __future__ import annotations
 
 import os
-from collections import Counter, defaultdict
-from functools import partial
+from collections import Counter
 
 import msgspec
 import polars as pl
@@ -25,138 +24,21 @@ from ..names import parse_python_frames
 from ..nesting import nest_table, parent_and_depth
 from .args import to_int
 from .constants import NAME
-from .decode import ChunkFailed, DecodedTrace, Event, decode
-from .rows import (
-    add_names,
-    annotation_rows,
-    api_call_rows,
-    counter_rows,
-    cpu_op_rows,
-    flow_end_rows,
-    gpu_rows,
-    memory_rows,
-    pid_rows,
-    python_frame_rows,
-    str_or_none,
-)
+from .decode import ChunkFailed, DecodedTrace, decode
+from .parallel import read_rows
+from .row_parts import ROW_BUILDERS, RowParts
+from .rows import str_or_none
 
-# Kineto category (lower-cased) -> our table. Legacy 2021 names map onto the same tables. Kineto
-# aliases MTIA's on-device events to CONCURRENT_KERNEL (libkineto ActivityType), as HTA reads them.
-CATEGORY_TABLE = {
-    "kernel": "kernels", "mtia_ccp_events": "kernels",
-    "gpu_memcpy": "memcpy", "memcpy": "memcpy",
-    "gpu_memset": "memset", "memset": "memset",
-    "cuda_runtime": "api_calls", "runtime": "api_calls", "cuda_driver": "api_calls",
-    "xpu_runtime": "api_calls", "xpu_driver": "api_calls", "mtia_runtime": "api_calls",
-    "privateuse1_runtime": "api_calls", "privateuse1_driver": "api_calls",
-    "cpu_op": "cpu_ops", "operator": "cpu_ops",
-    "user_annotation": "annotations", "gpu_user_annotation": "annotations",
-    "python_function": "python_frames",
-    "cuda_sync": "synchronizations",
-}
 UNANALYSED_KEY = "unanalysed_device_events"  # traces.metadata_json: {category: events} of such work
-UNANALYSED = "unanalysed"  # _route's destination of device work in a category CATEGORY_TABLE lacks
-# Row builders of the tables that are built chunk by chunk.
-_ROWS = {
-    "kernels": partial(gpu_rows, "kernels"),
-    "memcpy": partial(gpu_rows, "memcpy"),
-    "memset": partial(gpu_rows, "memset"),
-    "synchronizations": partial(gpu_rows, "synchronizations"),
-    "api_calls": api_call_rows,
-    "cpu_ops": cpu_op_rows,
-    "annotations": annotation_rows,
-    "python_frames": python_frame_rows,
-    "flow_ends": flow_end_rows,
-    "memory_events": memory_rows,
-    "counters": counter_rows,
-}
 
 
-class _Tables:
-    """The rows of one Kineto trace, added a decoded chunk of events at a time. build: the row
-    tables (_ROWS) to build (None: all); pids_only: those of which only the pid column is kept."""
-
-    def __init__(self, build: set[str] | None = None, pids_only: frozenset[str] = frozenset()):
-        self.build, self.pids_only = build, pids_only
-        self.parts: dict[str, list[pa.Table]] = defaultdict(list)
-        self.events_read = 0
-        self.timed = False  # any row of some table, built or not
-        self.process_names: dict[int, str] = {}
-        self.thread_names: dict[tuple[int, int], str] = {}
-        self.unanalysed: Counter[str] = Counter()  # events of device work in a category not mapped, by category
-
-    def add(self, events: list[Event]) -> None:
-        self.events_read += len(events)
-        routed = _route(events)
-        events.clear()  # the routed lists hold them now, and free them table by table
-        add_names(routed.pop("meta", []), self.process_names, self.thread_names)
-        self.unanalysed.update(e.cat for e in routed.pop(UNANALYSED, []))
-        for name in list(routed):
-            events_of_table = routed.pop(name)
-            if not events_of_table:
-                continue
-            # counters are always built: few, and only their rows tell whether any event is valid
-            built = self.build is None or name in self.build or name == "counters"
-            if built:
-                part = _ROWS[name](events_of_table)
-            else:
-                part = pid_rows(events_of_table) if name in self.pids_only else None
-            self.timed = self.timed or part is not None or not built
-            if part is not None:
-                self.parts[name].append(part)
-
-    def take(self, name: str) -> pa.Table | None:
-        """All chunks' rows of a table (None when it has none)."""
-        parts = self.parts.pop(name, [])
-        if not parts:
-            return None
-        return parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="permissive")
+def _pids_only(build: set[str] | None) -> frozenset[str]:
+    """The tables of which only the pid column is built (cpu_ops: its pids name the CPU processes)."""
+    return frozenset({"cpu_ops"}) if build is not None and "cpu_ops" not in build else frozenset()
 
 
-def _route(events: list[Event]) -> dict[str, list[Event]]:
-    """Events by destination ('meta' for process/thread names), one dict lookup per event on (ph, cat)."""
-    routed: dict[str, list[Event]] = defaultdict(list)
-    sinks: dict = {}
-    for e in events:
-        key = (e.ph, e.cat)
-        sink = sinks.get(key)
-        if sink is None:
-            try:
-                sinks[key] = sink = _sink(routed, *key)
-            except TypeError:  # unhashable cat (a list or dict): not an event we keep
-                continue
-        if sink is not None:
-            sink(e)
-    return routed
-
-
-def _on_device(e: Event) -> bool:
-    """Whether an event of an unmapped category is device work: Kineto gives those a stream or device."""
-    args = bytes(e.args)
-    return b'"stream"' in args or b'"device"' in args
-
-
-def _sink(routed, ph, cat):
-    if ph == "X":
-        table = CATEGORY_TABLE.get(cat.lower()) if isinstance(cat, str) else None
-        if table:
-            return routed[table].append
-        unanalysed = routed[UNANALYSED]
-        return lambda e: unanalysed.append(e) if isinstance(cat, str) and _on_device(e) else None
-    if ph in ("s", "f"):
-        return routed["flow_ends"].append
-    if ph in ("i", "I"):
-        memory = routed["memory_events"]
-        return lambda e: memory.append(e) if e.name == "[memory]" else None
-    if ph == "M":
-        return routed["meta"].append
-    if ph == "C":
-        return routed["counters"].append
-    return None
-
-
-def _read_chunks(decoded: DecodedTrace, build: set[str] | None = None) -> _Tables:
-    parts = _Tables(build, frozenset({"cpu_ops"}) if build is not None and "cpu_ops" not in build else frozenset())
+def _read_chunks(decoded: DecodedTrace, build: set[str] | None = None) -> RowParts:
+    parts = RowParts(build, _pids_only(build))
     for events in decoded.chunks:
         parts.add(events)
     return parts
@@ -281,7 +163,7 @@ def _devices(metadata: dict, vendor: str) -> pa.Table | None:
     )
 
 
-# The row tables (_ROWS) a wanted table is made from besides its own: GPU work takes the pid/tid
+# The row tables (ROW_BUILDERS) a wanted table is made from besides its own: GPU work takes the pid/tid
 # of the API call that launched it (and the pid of the trace's one CPU process, which the cpu_ops'
 # pids tell too: _read_chunks keeps just those when the operators are not built); the devices'
 # vendor is told by the API names; processes and threads list the CPU-side lanes; flows are paired
@@ -297,7 +179,7 @@ def _row_tables(tables: set[str] | None) -> set[str] | None:
     """The row tables to build for the wanted tables (None: all of them)."""
     if tables is None or "traces" in tables:
         return None
-    return {made for name in tables for made in _MADE_FROM.get(name, {name})} & set(_ROWS)
+    return {made for name in tables for made in _MADE_FROM.get(name, {name})} & set(ROW_BUILDERS)
 
 
 def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
@@ -321,15 +203,22 @@ def ingest_kineto(path: str, wanted: set[str] | None = None) -> IngestResult:
                         {k: v for k, v in tables.items() if v is not None and k in kept}, decoded.warnings)
 
 
-def _decode(path: str, build: set[str] | None) -> tuple[DecodedTrace, _Tables]:
-    """The decoded trace and its rows, chunk by chunk (whole if a chunk fails); raises TraceError
-    for a file of no timed events."""
+def _decode(path: str, build: set[str] | None) -> tuple[DecodedTrace, RowParts]:
+    """The decoded trace and its rows: on several cores (parallel.py) or chunk by chunk here, and
+    whole if a chunk fails; raises TraceError for a file of no timed events."""
     try:
-        decoded = decode(path)
-        parts = _read_chunks(decoded, build)
-    except ChunkFailed:  # a chunk cut was wrong or the JSON is damaged: decode the file whole
-        decoded = decode(path, chunked=False)
-        parts = _read_chunks(decoded, build)
+        read = read_rows(path, build, _pids_only(build))
+    except ChunkFailed:  # a cut was wrong or the JSON is damaged: decode here
+        read = None
+    if read is not None:
+        decoded, parts = read
+    else:
+        try:
+            decoded = decode(path)
+            parts = _read_chunks(decoded, build)
+        except ChunkFailed:  # a chunk cut was wrong or the JSON is damaged: decode the file whole
+            decoded = decode(path, chunked=False)
+            parts = _read_chunks(decoded, build)
     if not parts.events_read:
         raise TraceError(path, "no trace events in the file")
     if not parts.timed:  # nothing but process/thread names, or objects that are no trace events
@@ -341,7 +230,7 @@ def _decode(path: str, build: set[str] | None) -> tuple[DecodedTrace, _Tables]:
     return decoded, parts
 
 
-def _event_tables(parts: _Tables, build: set[str] | None) -> tuple[dict[str, pa.Table | None], set[int]]:
+def _event_tables(parts: RowParts, build: set[str] | None) -> tuple[dict[str, pa.Table | None], set[int]]:
     """The tables of the events (all chunks' rows, with row ids, nesting, launchers and flow
     pairs), and the pids of the CPU processes that made API calls or ran operators."""
     api = parts.take("api_calls")
@@ -377,7 +266,7 @@ def _vendor(md: dict, api: pa.Table | None) -> str:
     return "amd" if is_amd else "nvidia"
 
 
-def _processes_and_threads(tables: dict[str, pa.Table | None], cpu_pids: set[int], parts: _Tables,
+def _processes_and_threads(tables: dict[str, pa.Table | None], cpu_pids: set[int], parts: RowParts,
                            rank: int | None) -> tuple[pa.Table, pa.Table]:
     """The CPU processes (those of the API calls, operators and Python frames) and the threads of
     those tables, named by the trace's metadata events."""

@@ -13,6 +13,7 @@ import gzip
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from typing import cast
 
 from isal import isal_zlib
 
@@ -23,7 +24,8 @@ from .constants import UTF8_BOM
 GZIP_MAGIC = b"\x1f\x8b"
 INFLATE_AHEAD = True  # False: inflate each piece when it is needed, on the caller's thread
 # What a damaged gzip stream raises (ISA-L, zlib, gzip module).
-GZIP_ERRORS = (EOFError, isal_zlib.error, zlib.error, gzip.BadGzipFile, OSError)
+GZIP_ERRORS: tuple[type[BaseException], ...] = (
+    EOFError, cast("type[BaseException]", isal_zlib.error), zlib.error, gzip.BadGzipFile, OSError)
 
 
 def read_file(path: str) -> bytes:
