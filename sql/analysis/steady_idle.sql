@@ -93,11 +93,29 @@ spans AS (
     SELECT trace_id, pid, tid, start_ns, end_ns, name, CASE WHEN name ILIKE '%sleep%' THEN 4 ELSE 5 END
     FROM os_runtime_calls WHERE nesting_level IS NOT NULL
 ),
+thread_window AS (
+    -- per thread that launched the operation after a gap: the gaps' extent, and a bucket width
+    -- that cuts it into at most ~20,000 buckets (at least 1 ms)
+    SELECT trace_id, pid, tid, min(a) AS lo, max(b) AS hi, greatest(1000000, (max(b) - min(a)) // 20000 + 1) AS w
+    FROM gaps WHERE tid IS NOT NULL GROUP BY ALL
+),
+gap_buckets AS (
+    SELECT g.trace_id, g.pid, g.tid, g.gap_ns, g.a, g.b, unnest(range(g.a // w.w, g.b // w.w + 1)) AS bucket
+    FROM gaps g JOIN thread_window w USING (trace_id, pid, tid)
+),
+span_buckets AS (
+    -- the thread's spans over its gaps' extent, in each bucket they touch (a span and a gap that
+    -- overlap share a bucket: the join below matches within buckets, not thread-wide)
+    SELECT s.trace_id, s.pid, s.tid, s.start_ns, s.end_ns, s.name, s.precedence,
+           unnest(range(greatest(s.start_ns, w.lo) // w.w, least(s.end_ns, w.hi) // w.w + 1)) AS bucket
+    FROM spans s JOIN thread_window w USING (trace_id, pid, tid)
+    WHERE s.start_ns < w.hi AND s.end_ns > w.lo
+),
 touching AS (
-    SELECT g.trace_id, g.pid, g.gap_ns, g.a, s.start_ns, s.end_ns, s.name, s.precedence
-    FROM gaps g
-    JOIN spans s ON s.trace_id = g.trace_id AND s.pid = g.pid AND s.tid = g.tid
-                AND s.start_ns < g.b AND s.end_ns > g.a
+    SELECT DISTINCT g.trace_id, g.pid, g.gap_ns, g.a, s.start_ns, s.end_ns, s.name, s.precedence
+    FROM gap_buckets g
+    JOIN span_buckets s ON s.trace_id = g.trace_id AND s.pid = g.pid AND s.tid = g.tid AND s.bucket = g.bucket
+                       AND s.start_ns < g.b AND s.end_ns > g.a
     ANTI JOIN steady_steps st ON st.trace_id = g.trace_id AND st.step = s.name
 ),
 cuts AS (
