@@ -154,3 +154,15 @@ def test_not_a_trace_is_the_same_error(reads, tmp_path):
 @pytest.mark.parametrize("path", CORPUS_JSON, ids=ids(CORPUS_JSON))
 def test_corpus_in_parallel_equals_one_process(path, reads):
     _assert_same(_tables(path, lent=True), _tables(path, lent=False))
+
+
+def _dies(path, work, build, pids_only):
+    import os
+
+    os._exit(1)
+
+
+def test_a_worker_that_dies_sends_the_file_back_to_one_process(reads, monkeypatch):
+    monkeypatch.setattr(parallel, "_rows_of_range", _dies)
+    _assert_same(_tables(MNIST, lent=True), _tables(MNIST, lent=False))
+    assert reads == ["failed", "here"]

@@ -11,8 +11,9 @@ so a worker holds one range's text and objects, and the caller the rows.
 - A gzip file: the caller inflates it a piece at a time (a helper thread inflates the next) and
   sends each chunk's text (decode.chunk_texts), as the serial decode would decode it.
 
-A cut is a guess: a '}' ',' '{' may sit inside a string. A range that does not decode raises
-ChunkFailed, and the caller decodes the file again without this module (tables._decode). The
+A cut is a guess: a '}' ',' '{' may sit inside a string. A range that does not decode, or a
+worker that dies, raises ChunkFailed, and the caller decodes the file again without this module
+(tables._decode). The
 workers come from the job that runs the reader (ingest/process_pool.py); without them, or for a
 file below MIN_TEXT_BYTES of text (a pool's start-up would cost more than it saves), `read_rows`
 returns None and the caller decodes in its own process.
@@ -26,6 +27,7 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures import BrokenExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,14 +97,17 @@ def read_rows(path: str, build: set[str] | None, pids_only: frozenset[str]) -> t
         ranges, hashing = located, _Hashing(path)
     parts = RowParts(build, pids_only)
     skipped = 0
-    with make_pool(workers) as pool:
-        pending: deque = deque()
-        for work in ranges:
-            pending.append(pool.submit(_rows_of_range, path, work, build, pids_only))
-            if len(pending) >= IN_FLIGHT * workers:
+    try:
+        with make_pool(workers) as pool:
+            pending: deque = deque()
+            for work in ranges:
+                pending.append(pool.submit(_rows_of_range, path, work, build, pids_only))
+                if len(pending) >= IN_FLIGHT * workers:
+                    skipped += _merge(parts, metadata, pending.popleft().result())
+            while pending:
                 skipped += _merge(parts, metadata, pending.popleft().result())
-        while pending:
-            skipped += _merge(parts, metadata, pending.popleft().result())
+    except BrokenExecutor:  # a worker died (killed, out of memory): the caller decodes in its own process
+        raise ChunkFailed from None
     warnings: list[str] = []
     _skipped_warning(skipped, warnings)
     return DecodedTrace(iter(()), metadata, hashing.result() if hashing else sha, warnings), parts
