@@ -16,7 +16,7 @@ CASES = ["pytorch_ingest", "nsys_ingest", "callctx", "critical_path", "views", "
          "cli", "scale", "report_pages", "section_shares", "big_input", "big_run", "tracelens", "floors", "no_work_twice"]
 # Cases measured on the GPU machine, whose results are stored by hand (each script says how): rendered
 # with the others, never run by `python -m bench`.
-ELSEWHERE = ["nsys_stats_vs_tracelake"]
+ELSEWHERE = ["nsys_stats_vs_tracelake", "big_input_16_cores"]
 # Hand-written Markdown kept after the cases (bench/results/<name>.md): measurements made by hand
 # (judgments) and what was measured on the way to the current numbers (history, moved out of docs/).
 NOTES = ["judgments", "history"]
