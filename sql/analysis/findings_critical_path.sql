@@ -2,13 +2,15 @@
 -- steps are left out), from their critical paths (critical_path_summary): the class with the most time summed over the steps, with the
 -- operators or kernels that put the most of it on the path, and advice for that class. One row
 -- per trace and process; 'info' when GPU compute bounds the steps (the GPU is the bottleneck,
--- as it should be), 'warning' otherwise, and where the path is mostly GPU compute but the GPU
--- is idle for a quarter of the steady steps or more (the advice then says so: the idle's cause
--- bounds them, as steady_summary.bound_by says). Without steps (the '(trace)' step, pid NULL) it speaks
--- of the whole trace, whose path leaves out process start-up and teardown (critpath_graph), and
--- its advice of the loop.
+-- as it should be), 'warning' otherwise, and where the path is mostly GPU compute but the
+-- headline (steady_summary.bound_by: the step time the path does not cover, or a GPU idle a
+-- quarter of the steps or more) names another class: the advice then says that class bounds them. Without
+-- ProfilerStep/step ranges (the '(trace)' step, pid NULL) it speaks of the whole trace, whose path
+-- leaves out process start-up and teardown (critpath_graph), and its advice of the loop; where
+-- `steps` found steps by another rule (periodicity, a serving engine's), it says the path is not
+-- split by them.
 --
--- depends: critical_path_summary, critical_path_ops, cp_steps, step_phases, steps
+-- depends: critical_path_summary, critical_path_ops, cp_steps, step_phases, steps, steady_summary
 -- materialize: per trace
 --
 -- @column trace_id     Trace.
@@ -60,19 +62,25 @@ top AS (
 first_step AS (
     SELECT trace_id, pid, min(start_ns) AS start_ns FROM cp_steps GROUP BY trace_id, pid
 ),
-idle AS (
-    -- the GPU's idle share of the steady steps: a quarter or more, and the GPU does not bound them
-    -- (steady_summary.bound_by), whatever class the path has most of
-    SELECT s.trace_id, s.pid, 100.0 * sum(s.gpu_idle_ns) / nullif(sum(s.wall_ns), 0) AS idle_pct
-    FROM steps s JOIN step_phases p USING (trace_id, pid, step_index)
-    WHERE p.phase = 'steady'
-    GROUP BY ALL
+headline AS (
+    -- what the page's headline says bounds the steady steps (steady_summary.bound_by: the
+    -- path's classes with the step time it does not cover, or the GPU's idle where that decides)
+    SELECT trace_id, pid, bound_by, gpu_idle_pct FROM steady_summary
+),
+found_steps AS (
+    -- traces whose steps the path does not split by (periodicity, serving-engine rules): their
+    -- '(trace)' path is still the whole trace's
+    SELECT trace_id, any_value(step_rule) AS step_rule, count(*) AS steps FROM steps GROUP BY trace_id
 )
 SELECT b.trace_id, 'critical_path_bound' AS rule,
-       CASE WHEN b.class = 'gpu_compute' AND coalesce(i.idle_pct, 0) < 25 THEN 'info' ELSE 'warning' END AS severity,
+       CASE WHEN b.class = 'gpu_compute' AND coalesce(h.bound_by, 'gpu_compute') = 'gpu_compute' THEN 'info'
+            ELSE 'warning' END AS severity,
        b.pid, f.start_ns, b.path_ns AS duration_ns,
        CASE WHEN b.pid IS NULL  -- no steps: the '(trace)' step, start-up and teardown left out
-            THEN printf('No steps were found: over the whole trace (process start-up and teardown left out) the critical '
+            THEN CASE WHEN fs.steps IS NULL THEN 'No steps were found: over'
+                      ELSE printf('The critical path is not split by the %d steps found by the %s rule: over', fs.steps,
+                                  fs.step_rule) END
+                 || printf(' the whole trace (process start-up and teardown left out) the critical '
                         || 'path is %.2f ms (%.0f%% of the trace); ', b.path_ns / 1e6, 100.0 * b.path_ns / nullif(b.step_ns, 0))
             ELSE printf('Over %d steady steps the critical path averages %.2f ms (%.0f%% of the %.2f ms steps); ',
                         b.steps, b.path_ns / b.steps / 1e6, 100.0 * b.path_ns / nullif(b.step_ns, 0),
@@ -94,10 +102,11 @@ SELECT b.trace_id, 'critical_path_bound' AS rule,
                 || 'launch the step as a CUDA graph to pay the launch cost once.'
            WHEN 'kernel_to_kernel' THEN 'Gaps between back-to-back kernels bound the step: CUDA graphs remove the '
                 || 'per-kernel launch gap; fusing kernels removes kernels.'
-           WHEN 'gpu_compute' THEN CASE WHEN coalesce(i.idle_pct, 0) >= 25
-                THEN printf('The path runs mostly through GPU compute, but the GPU is idle %.0f%% of the step: what '
-                            || 'keeps it idle bounds the step (the headline; why the GPU waits). Then speed up the '
-                            || 'kernels on the path.', i.idle_pct)
+           WHEN 'gpu_compute' THEN CASE WHEN coalesce(h.bound_by, 'gpu_compute') <> 'gpu_compute'
+                THEN printf('The path runs mostly through GPU compute, but it covers %.0f%% of the step and the GPU is '
+                            || 'idle %.0f%% of it: %s bounds the step (the headline; why the GPU waits). Then speed up '
+                            || 'the kernels on the path.', 100.0 * b.path_ns / nullif(b.step_ns, 0), h.gpu_idle_pct,
+                            replace(h.bound_by, '_', ' '))
                 ELSE 'GPU compute bounds the step, as it should: speed up the kernels on the path '
                 || '(bf16/fp16 on Tensor Cores, fused attention, better-shaped GEMMs); the host is not the limit.' END
            WHEN 'communication' THEN 'Communication bounds the step: overlap it with compute (DDP bucket_cap_mb, '
@@ -110,4 +119,5 @@ SELECT b.trace_id, 'critical_path_bound' AS rule,
 FROM bound b
 LEFT JOIN top t ON t.trace_id = b.trace_id AND t.pid IS NOT DISTINCT FROM b.pid AND t.class = b.class
 LEFT JOIN first_step f ON f.trace_id = b.trace_id AND f.pid IS NOT DISTINCT FROM b.pid
-LEFT JOIN idle i ON i.trace_id = b.trace_id AND i.pid IS NOT DISTINCT FROM b.pid;
+LEFT JOIN headline h ON h.trace_id = b.trace_id AND h.pid = b.pid
+LEFT JOIN found_steps fs ON fs.trace_id = b.trace_id AND b.pid IS NULL;

@@ -12,8 +12,9 @@
 --   bound_by: the critical-path class (critical_path_summary) with the most time on the
 --   steady steps' paths, summed over them, the host's time inside waiting calls counted as
 --   'sync_wait' and 'memcpy' (critical_path_summary.bound_by), and the step time the paths
---   do not cover counted for the class of main_idle_cause ('cpu' for host_wait), so that
---   what bounds the step agrees with why the GPU is idle. A GPU that is idle for a quarter of
+--   do not cover counted, up to the steps' GPU idle time, for the class of main_idle_cause
+--   ('cpu' for host_wait), the rest (the GPU busy with work the path does not run through)
+--   for the GPU's busiest class, so that what bounds the step agrees with why the GPU is idle. A GPU that is idle for a quarter of
 --   the steady steps or more does not bound them, and host syncs that keep it idle do: there,
 --   bound_by is 'sync_wait' when host syncs cause half of the idle time or more (steady_idle's
 --   kind 'sync': the thread in cudaStreamSynchronize, cudaDeviceSynchronize,
@@ -136,17 +137,25 @@ path AS (
 ),
 uncovered AS (
     -- step time the path does not cover (dependencies the trace does not show: the host's time
-    -- between Nsight's API calls, waits without sync events), given to the class of the steady
-    -- GPU idle's main cause: the host ('cpu') for host_wait or an unknown cause, queueing for
-    -- kernel_wait, the GPU's own graph for in_graph
+    -- between Nsight's API calls, waits without sync events). As much of it as the GPU was idle
+    -- in the steps (rest_idle_ns) goes to the class of the steady GPU idle's main cause: the host
+    -- ('cpu') for host_wait or an unknown cause, queueing for kernel_wait, the GPU's own graph
+    -- for in_graph; the rest, time the GPU was busy with work the path does not run through,
+    -- to the GPU's busiest class (compute, communication or copies)
     SELECT p.*, greatest(p.step_ns - p.path_ns, 0) AS rest_ns,
+           least(greatest(p.step_ns - p.path_ns, 0),
+                 coalesce(a.idle_ns * p.step_ns / nullif(a.wall_ns, 0), greatest(p.step_ns - p.path_ns, 0)))
+               AS rest_idle_ns,
            CASE m.cause WHEN 'kernel_wait' THEN 'kernel_to_kernel' WHEN 'in_graph' THEN 'gpu_compute'
-                        WHEN 'other' THEN 'sync_wait' ELSE 'cpu' END AS rest_class
-    FROM path p LEFT JOIN main_cause m USING (trace_id, pid)
+                        WHEN 'other' THEN 'sync_wait' ELSE 'cpu' END AS rest_class,
+           CASE greatest(a.compute_ns, a.communication_ns, a.memcpy_ns)
+                WHEN a.compute_ns THEN 'gpu_compute' WHEN a.communication_ns THEN 'communication'
+                ELSE 'memcpy' END AS busy_class
+    FROM path p LEFT JOIN main_cause m USING (trace_id, pid) LEFT JOIN agg a USING (trace_id, pid)
 ),
 path_classes AS (
     SELECT trace_id, pid, greatest(path_ns, step_ns) AS path_ns, path_ns AS path_only_ns, step_ns,
-           rest_ns, rest_class, unnest([
+           rest_idle_ns, rest_class, rest_ns - rest_idle_ns AS rest_busy_ns, busy_class, unnest([
         {'k': 'cpu', 'ns': cpu - blocked_sync - blocked_copy}, {'k': 'data_loading', 'ns': data_loading},
         {'k': 'launch_overhead', 'ns': launch_overhead}, {'k': 'kernel_to_kernel', 'ns': kernel_to_kernel},
         {'k': 'gpu_compute', 'ns': gpu_compute}, {'k': 'communication', 'ns': communication},
@@ -155,8 +164,10 @@ path_classes AS (
 ),
 bound AS (
     SELECT trace_id, pid,
-           arg_max(c.k, {'ns': c.ns + CASE WHEN c.k = rest_class THEN rest_ns ELSE 0 END, 'k': c.k}) AS bound_by,
-           100.0 * max(c.ns + CASE WHEN c.k = rest_class THEN rest_ns ELSE 0 END) / nullif(any_value(path_ns), 0)
+           arg_max(c.k, {'ns': c.ns + CASE WHEN c.k = rest_class THEN rest_idle_ns ELSE 0 END
+                                + CASE WHEN c.k = busy_class THEN rest_busy_ns ELSE 0 END, 'k': c.k}) AS bound_by,
+           100.0 * max(c.ns + CASE WHEN c.k = rest_class THEN rest_idle_ns ELSE 0 END
+                       + CASE WHEN c.k = busy_class THEN rest_busy_ns ELSE 0 END) / nullif(any_value(path_ns), 0)
                AS bound_by_pct,
            100.0 * any_value(path_only_ns) / nullif(any_value(step_ns), 0) AS path_pct_of_step,
            any_value(rest_class) AS idle_class
