@@ -62,7 +62,8 @@
 -- @column bound_by_basis       'path' (the critical path's class) or 'gpu_idle' (a GPU idle for a
 --                              quarter of the steps or more: bound_by_pct is that idle's share).
 -- @column path_pct_of_step     The steady steps' critical path / their time x 100 (%): under 100 %,
---                              the rest counts for the class of the main idle cause (see bound_by).
+--                              the rest counts for the class of the main idle cause up to the steps'
+--                              GPU idle time, for the GPU's busiest class beyond (see bound_by).
 -- @column est_step_without_profiler_ns  profiler_cost.est_step_ns: the median step without the
 --                              profiler's own cost, estimated from the events it recorded (ns).
 -- @column profiler_inflation_pct  profiler_cost.inflation_pct: how much the profiler lengthened
