@@ -4,7 +4,8 @@ to disk, and how many trace events a derivation batch may hold.
 
 What it cannot bound: decoding one trace file is done in memory (about 3.5 KB a PyTorch event at
 its peak: 2.9 GiB for the 0.88 GB / 3.4M-event trace, bench big_input), so a single file larger than
-the budget still needs that much. Everything DuckDB does (deriving views, report queries) stays
+the budget still needs that much. A big file's decode workers (ingest/kineto/parallel.py) take at
+most a quarter of their process's share. Everything DuckDB does (deriving views, report queries) stays
 under its limit, spilling to a temporary folder where it must (docs/lake.md, "Memory")."""
 
 from __future__ import annotations

@@ -166,3 +166,11 @@ def test_a_worker_that_dies_sends_the_file_back_to_one_process(reads, monkeypatc
     monkeypatch.setattr(parallel, "_rows_of_range", _dies)
     _assert_same(_tables(MNIST, lent=True), _tables(MNIST, lent=False))
     assert reads == ["failed", "here"]
+
+
+def test_a_small_memory_budget_keeps_the_decode_in_one_process(reads, monkeypatch):
+    monkeypatch.setenv("TRACELAKE_PROCESS_MEMORY", str(1 << 30))  # a quarter: one worker of 256 MiB
+    _tables(MNIST, lent=True)
+    monkeypatch.setenv("TRACELAKE_PROCESS_MEMORY", str(2 << 30))
+    _tables(MNIST, lent=True)
+    assert reads == ["here", "parallel"]

@@ -14,9 +14,11 @@ so a worker holds one range's text and objects, and the caller the rows.
 A cut is a guess: a '}' ',' '{' may sit inside a string. A range that does not decode, or a
 worker that dies, raises ChunkFailed, and the caller decodes the file again without this module
 (tables._decode). The
-workers come from the job that runs the reader (ingest/process_pool.py); without them, or for a
-file below MIN_TEXT_BYTES of text (a pool's start-up would cost more than it saves), `read_rows`
-returns None and the caller decodes in its own process.
+workers come from the job that runs the reader (ingest/process_pool.py), one per core of this
+process's share, and under a memory budget (`--max-memory`) no more than a quarter of this
+process's share holds at WORKER_PEAK_BYTES each. Without two of them, or for a file below
+MIN_TEXT_BYTES of text (a pool's start-up would cost more than it saves), `read_rows` returns
+None and the caller decodes in its own process.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 
 import msgspec
 
-from ...lake import cores
+from ...lake import cores, memory_budget
 from ..errors import TraceError
 from ..identity import content_sha256, file_sha256
 from ..process_pool import lender
@@ -55,6 +57,7 @@ from .text import GZIP_ERRORS, GZIP_MAGIC, read_file, text_pieces
 RANGE_BYTES = 16 << 20  # JSON text per range
 MIN_TEXT_BYTES = 128 << 20  # smaller files are decoded in the calling process
 IN_FLIGHT = 2  # ranges out per worker
+WORKER_PEAK_BYTES = 256 << 20  # a worker's peak RSS with one range (measured: 215 MiB)
 _HEAD_LIMIT = 64 << 20  # keys before traceEvents beyond this: decoded serially
 _WINDOW = 64 << 10  # bytes read at a time when looking for a cut
 _CUT = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
@@ -77,6 +80,9 @@ def read_rows(path: str, build: set[str] | None, pids_only: frozenset[str]) -> t
     """The trace's decoded metadata and rows, decoded on the lent workers; None where this file is
     not worth it (or no workers were lent). Raises ChunkFailed where a range does not decode."""
     make_pool, workers = lender(), cores.threads()
+    budget = memory_budget.process_budget()
+    if budget is not None:  # the workers may take a quarter of this process's share of the budget
+        workers = min(workers, budget // 4 // WORKER_PEAK_BYTES)
     if make_pool is None or workers < 2:
         return None
     gzipped = read_head(path, 2) == GZIP_MAGIC
