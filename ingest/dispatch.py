@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import gzip
 import zlib
 from collections.abc import Callable
-from contextlib import contextmanager
 
 from ..lake.error_line import error_line
 from .errors import ErrorKind, TraceError
+from .gc_pause import gc_paused
 from .ingest_result import IngestResult
 from .reading import Limits, open_input, read_head, using
 from .sources import SOURCES
@@ -46,20 +45,6 @@ def recognize(path: str) -> tuple[str, Reader]:
                      ErrorKind.NOT_A_TRACE)
 
 
-@contextmanager
-def _gc_paused():
-    """Ingest builds millions of short-lived objects and no reference cycles; Python's cyclic GC
-    would rescan the growing heap again and again (measured: per-event cost doubling from 1x to
-    10x trace size). Reference counting still frees everything."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def ingest_file(path: str, limits: Limits | None = None, tables: set[str] | None = None) -> IngestResult:
     """Read one trace file into unified tables. Bad input raises TraceError with a one-line reason.
     limits: how far gzip may inflate (reading.Limits; default: from the environment). tables: the
@@ -73,7 +58,7 @@ def ingest_file(path: str, limits: Limits | None = None, tables: set[str] | None
 def _ingest(path: str, tables: set[str] | None) -> IngestResult:
     fmt, read = recognize(path)
     try:
-        with _gc_paused():
+        with gc_paused():
             # each source's read imports its reader: an Nsight export needs none of the JSON decoder's modules
             return read(path, tables)
     except TraceError:

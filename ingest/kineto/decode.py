@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,10 +163,19 @@ def decode(path: str, chunked: bool = True) -> DecodedTrace:
 
 def _chunks(path: str, pieces: Iterator[bytes], metadata: dict[str, Any],
             warnings: list[str]) -> Iterator[list[Event]]:
-    try:
+    with chunk_failures():
         yield from _decode_pieces(path, pieces, metadata, warnings)
+
+
+@contextmanager
+def chunk_failures() -> Iterator[None]:
+    """Anything unexpected while chunks are cut, inflated or decoded becomes ChunkFailed: the file
+    is then decoded another way. A limit is no such failure: decoding the file whole would
+    inflate it just as far."""
+    try:
+        yield
     except LimitExceeded:
-        raise  # decoding the file whole would inflate it just as far
+        raise
     except (msgspec.DecodeError, TraceError, UnicodeDecodeError, _NotChunkable, *GZIP_ERRORS):
         raise ChunkFailed from None
 

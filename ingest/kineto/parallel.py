@@ -7,7 +7,7 @@ decode (the same tables, the same row ids). At most IN_FLIGHT ranges per worker 
 so a worker holds one range's text and objects, and the caller the rows.
 
 - A plain JSON file: the caller reads only the head and a few KB around each cut; each worker
-  reads its own range from the file, and the caller hashes the file meanwhile.
+  reads its own range from the file, and the caller hashes the file meanwhile (on a thread).
 - A gzip file: the caller inflates it a piece at a time (a helper thread inflates the next) and
   sends each chunk's text (decode.chunk_texts), as the serial decode would decode it.
 
@@ -23,23 +23,19 @@ None and the caller decodes in its own process.
 
 from __future__ import annotations
 
-import gc
 import os
 import re
-import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import BrokenExecutor
+from concurrent.futures import BrokenExecutor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from ...lake import cores, memory_budget
-from ..errors import TraceError
+from ..gc_pause import gc_paused
 from ..identity import content_sha256, file_sha256
 from ..process_pool import lender
-from ..reading import LimitExceeded, check_text_size, read_head
+from ..reading import check_text_size, read_head
 from .constants import UTF8_BOM
 from .decode import (
     ChunkFailed,
@@ -47,12 +43,13 @@ from .decode import (
     _decode_events,
     _NotChunkable,
     _skipped_warning,
+    chunk_failures,
     chunk_texts,
     events_start,
     tail_text,
 )
 from .row_parts import RowParts
-from .text import GZIP_ERRORS, GZIP_MAGIC, read_file, text_pieces
+from .text import GZIP_MAGIC, read_file, text_pieces
 
 RANGE_BYTES = 16 << 20  # JSON text per range
 MIN_TEXT_BYTES = 128 << 20  # smaller files are decoded in the calling process
@@ -61,9 +58,6 @@ WORKER_PEAK_BYTES = 256 << 20  # a worker's peak RSS with one range (measured: 2
 _HEAD_LIMIT = 64 << 20  # keys before traceEvents beyond this: decoded serially
 _WINDOW = 64 << 10  # bytes read at a time when looking for a cut
 _CUT = re.compile(rb"\}[ \t\r\n]*,[ \t\r\n]*\{")
-# what a gzip file's chunk texts raise where its text is damaged or opens no traceEvents array
-_TEXT_ERRORS: tuple[type[BaseException], ...] = (msgspec.DecodeError, TraceError, UnicodeDecodeError, _NotChunkable,
-                                                 *GZIP_ERRORS)
 
 
 @dataclass(frozen=True)
@@ -89,52 +83,61 @@ def read_rows(path: str, build: set[str] | None, pids_only: frozenset[str]) -> t
     if _text_bytes(path, gzipped) < MIN_TEXT_BYTES:
         return None
     metadata: dict[str, Any] = {}
-    ranges: Iterable[_Range]
-    if gzipped:
-        raw = read_file(path)
-        sha = content_sha256(raw)
-        ranges = _gzip_ranges(path, raw, metadata)
-        hashing = None
-    else:
-        check_text_size(path, os.path.getsize(path))
-        located = _file_ranges(path, metadata)
-        if located is None:
-            return None
-        ranges, hashing = located, _Hashing(path)
+    hasher = ThreadPoolExecutor(1, thread_name_prefix="tracelake-hash")  # hashlib releases the GIL
+    try:
+        ranges: Iterable[_Range]
+        sha: Future[str]
+        if gzipped:
+            raw = read_file(path)
+            sha = hasher.submit(content_sha256, raw)
+            ranges = _gzip_ranges(path, raw, metadata)
+        else:
+            check_text_size(path, os.path.getsize(path))
+            located = _file_ranges(path, metadata)
+            if located is None:
+                return None
+            ranges, sha = located, hasher.submit(file_sha256, path)
+        parts, skipped = _rows_on(make_pool, workers, path, ranges, build, pids_only, metadata)
+        warnings: list[str] = []
+        _skipped_warning(skipped, warnings)
+        return DecodedTrace(iter(()), metadata, sha.result(), warnings), parts
+    finally:
+        hasher.shutdown(wait=False)
+
+
+def _rows_on(make_pool, workers: int, path: str, ranges: Iterable[_Range], build: set[str] | None,
+             pids_only: frozenset[str], metadata: dict[str, Any]) -> tuple[RowParts, int]:
+    """(the ranges' rows merged in order, events skipped as malformed), decoded on `workers`
+    processes; the tail's top-level keys are added to `metadata`."""
     parts = RowParts(build, pids_only)
     skipped = 0
+    pending: deque[Future] = deque()
+
+    def merge_first() -> None:
+        nonlocal skipped
+        later, tail_metadata, bad = pending.popleft().result()  # a range's ChunkFailed is raised here
+        parts.merge(later)
+        metadata.update(tail_metadata)
+        skipped += bad
+
     try:
         with make_pool(workers) as pool:
-            pending: deque = deque()
             for work in ranges:
                 pending.append(pool.submit(_rows_of_range, path, work, build, pids_only))
                 if len(pending) >= IN_FLIGHT * workers:
-                    skipped += _merge(parts, metadata, pending.popleft().result())
+                    merge_first()
             while pending:
-                skipped += _merge(parts, metadata, pending.popleft().result())
+                merge_first()
     except BrokenExecutor:  # a worker died (killed, out of memory): the caller decodes in its own process
         raise ChunkFailed from None
-    warnings: list[str] = []
-    _skipped_warning(skipped, warnings)
-    return DecodedTrace(iter(()), metadata, hashing.result() if hashing else sha, warnings), parts
-
-
-def _merge(parts: RowParts, metadata: dict[str, Any], result: tuple[RowParts, dict[str, Any], int] | None) -> int:
-    if result is None:
-        raise ChunkFailed
-    later, tail_metadata, skipped = result
-    parts.merge(later)
-    metadata.update(tail_metadata)
-    return skipped
+    return parts, skipped
 
 
 def _rows_of_range(path: str, work: _Range, build: set[str] | None,
-                   pids_only: frozenset[str]) -> tuple[RowParts, dict[str, Any], int] | None:
+                   pids_only: frozenset[str]) -> tuple[RowParts, dict[str, Any], int]:
     """In a worker: (the range's rows, the top-level keys after the array if it is the tail,
-    events skipped as malformed); None when the range does not decode."""
-    was_enabled = gc.isenabled()
-    gc.disable()  # millions of short-lived objects and no cycles (dispatch._gc_paused)
-    try:
+    events skipped as malformed); raises ChunkFailed when the range does not decode."""
+    with gc_paused(), chunk_failures():
         metadata: dict[str, Any] = {}
         text = work.text
         if text is None:
@@ -148,11 +151,6 @@ def _rows_of_range(path: str, work: _Range, build: set[str] | None,
         parts = RowParts(build, pids_only)
         parts.add(events)
         return parts, metadata, skipped
-    except (msgspec.DecodeError, TraceError, UnicodeDecodeError):
-        return None
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _text_bytes(path: str, gzipped: bool) -> int:
@@ -168,13 +166,9 @@ def _text_bytes(path: str, gzipped: bool) -> int:
 
 
 def _gzip_ranges(path: str, raw: bytes, metadata: dict[str, Any]) -> Iterator[_Range]:
-    try:
+    with chunk_failures():
         for text in chunk_texts(text_pieces(path, raw, RANGE_BYTES), metadata):
             yield _Range(text=text)
-    except LimitExceeded:
-        raise
-    except _TEXT_ERRORS:
-        raise ChunkFailed from None
 
 
 def _file_ranges(path: str, metadata: dict[str, Any]) -> list[_Range] | None:
@@ -224,26 +218,3 @@ def _next_cut(f, pos: int, size: int) -> tuple[int, int] | None:
         if pos >= size - RANGE_BYTES:
             return None
     return None
-
-
-class _Hashing:
-    """The file's sha256, computed on a helper thread (hashlib releases the GIL on large blocks)."""
-
-    def __init__(self, path: str):
-        self._sha: str | None = None
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(path,), name="tracelake-hash", daemon=True)
-        self._thread.start()
-
-    def _run(self, path: str) -> None:
-        try:
-            self._sha = file_sha256(path)
-        except BaseException as e:  # noqa: BLE001 - raised on the caller's thread by result()
-            self._error = e
-
-    def result(self) -> str:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        assert self._sha is not None
-        return self._sha
