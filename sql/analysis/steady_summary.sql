@@ -143,33 +143,31 @@ uncovered AS (
     -- ('cpu') for host_wait or an unknown cause, queueing for kernel_wait, the GPU's own graph
     -- for in_graph; the rest, time the GPU was busy with work the path does not run through,
     -- to the GPU's busiest class (compute, communication or copies)
-    SELECT p.*, greatest(p.step_ns - p.path_ns, 0) AS rest_ns,
-           least(greatest(p.step_ns - p.path_ns, 0),
-                 coalesce(a.idle_ns * p.step_ns / nullif(a.wall_ns, 0), greatest(p.step_ns - p.path_ns, 0)))
-               AS rest_idle_ns,
+    SELECT p.*, least(p.rest_ns, coalesce(a.idle_ns * p.step_ns / nullif(a.wall_ns, 0), p.rest_ns)) AS rest_idle_ns,
            CASE m.cause WHEN 'kernel_wait' THEN 'kernel_to_kernel' WHEN 'in_graph' THEN 'gpu_compute'
                         WHEN 'other' THEN 'sync_wait' ELSE 'cpu' END AS rest_class,
            CASE greatest(a.compute_ns, a.communication_ns, a.memcpy_ns)
                 WHEN a.compute_ns THEN 'gpu_compute' WHEN a.communication_ns THEN 'communication'
                 ELSE 'memcpy' END AS busy_class
-    FROM path p LEFT JOIN main_cause m USING (trace_id, pid) LEFT JOIN agg a USING (trace_id, pid)
+    FROM (SELECT *, greatest(step_ns - path_ns, 0) AS rest_ns FROM path) p
+    LEFT JOIN main_cause m USING (trace_id, pid) LEFT JOIN agg a USING (trace_id, pid)
 ),
 path_classes AS (
-    SELECT trace_id, pid, greatest(path_ns, step_ns) AS path_ns, path_ns AS path_only_ns, step_ns,
-           rest_idle_ns, rest_class, rest_ns - rest_idle_ns AS rest_busy_ns, busy_class, unnest([
+    -- each class's time on the path, with its share of the uncovered time
+    SELECT trace_id, pid, path_ns, path_only_ns, step_ns, rest_class, c.k,
+           c.ns + CASE WHEN c.k = rest_class THEN rest_idle_ns ELSE 0 END
+                + CASE WHEN c.k = busy_class THEN rest_ns - rest_idle_ns ELSE 0 END AS ns
+    FROM (SELECT trace_id, pid, greatest(path_ns, step_ns) AS path_ns, path_ns AS path_only_ns, step_ns,
+                 rest_ns, rest_idle_ns, rest_class, busy_class, unnest([
         {'k': 'cpu', 'ns': cpu - blocked_sync - blocked_copy}, {'k': 'data_loading', 'ns': data_loading},
         {'k': 'launch_overhead', 'ns': launch_overhead}, {'k': 'kernel_to_kernel', 'ns': kernel_to_kernel},
         {'k': 'gpu_compute', 'ns': gpu_compute}, {'k': 'communication', 'ns': communication},
         {'k': 'memcpy', 'ns': memcpy + blocked_copy}, {'k': 'sync_wait', 'ns': sync_wait + blocked_sync}]) AS c
-    FROM uncovered
+          FROM uncovered)
 ),
 bound AS (
-    SELECT trace_id, pid,
-           arg_max(c.k, {'ns': c.ns + CASE WHEN c.k = rest_class THEN rest_idle_ns ELSE 0 END
-                                + CASE WHEN c.k = busy_class THEN rest_busy_ns ELSE 0 END, 'k': c.k}) AS bound_by,
-           100.0 * max(c.ns + CASE WHEN c.k = rest_class THEN rest_idle_ns ELSE 0 END
-                       + CASE WHEN c.k = busy_class THEN rest_busy_ns ELSE 0 END) / nullif(any_value(path_ns), 0)
-               AS bound_by_pct,
+    SELECT trace_id, pid, arg_max(k, {'ns': ns, 'k': k}) AS bound_by,
+           100.0 * max(ns) / nullif(any_value(path_ns), 0) AS bound_by_pct,
            100.0 * any_value(path_only_ns) / nullif(any_value(step_ns), 0) AS path_pct_of_step,
            any_value(rest_class) AS idle_class
     FROM path_classes WHERE path_ns > 0 GROUP BY ALL
