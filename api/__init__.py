@@ -43,12 +43,12 @@ def open(lake: str | Path) -> duckdb.DuckDBPyConnection:  # noqa: A001 - tracela
     """
     import warnings
 
-    from tracelake.jobs.derive_job import derive_absent
+    from tracelake.jobs.derive_job import ensure_derived
     from tracelake.lake.database import connect
 
     # in this process: a process pool would start the caller's script again in each worker
     # (spawn), and a script without an `if __name__ == "__main__":` guard would open the lake there
-    for warning in derive_absent(lake, 1) or []:
+    for warning in ensure_derived(lake, None):
         warnings.warn(warning, stacklevel=2)
     return connect(lake, read_only=True)
 
@@ -136,10 +136,12 @@ def export(lake: str | Path, trace_id: str | None, out: str | Path, *, format: s
     if format != "perfetto":
         raise ValueError(f"format {format!r}: only 'perfetto' (Chrome trace-event JSON) is written")
     from tracelake.jobs import export_scope
+    from tracelake.jobs.derive_job import ensure_derived
     from tracelake.jobs.run_export import resolve_run, run_traces, write_run
     from tracelake.jobs.trace_export import write
     from tracelake.lake.database import connect
 
+    ensure_derived(lake)  # what the lake keeps and lacks (a view whose SQL changed)
     run_id = None
     if run is not None:
         con = connect(lake, read_only=True)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from tracelake.ingest.dispatch import ingest_file
-from tracelake.lake import derive
+from tracelake.lake import derive, materialize
 from tracelake.lake.database import connect
 from tracelake.lake.version import __version__
 from tracelake.lake.writer import write_trace
@@ -60,8 +60,8 @@ def run() -> list[tuple[str, str]]:
     try:
         lake = tmp / "lake"
         write_trace(lake, result.trace_id, result.tables, tracelake_version=__version__)
-        ops = [v for v in derive.current() if v in OPERATOR_VIEWS]
-        everything = list(derive.current())
+        ops = [v for v in materialize.view_fingerprints() if v in OPERATOR_VIEWS]
+        everything = list(materialize.view_fingerprints())
         derived_ops = _best(lambda: _derive(lake, result.trace_id, ops))
         derived_all = _best(lambda: _derive(lake, result.trace_id, everything), repeat=1)
         con = connect(lake)

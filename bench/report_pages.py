@@ -55,9 +55,9 @@ def _pages_bytes(index: Path) -> tuple[int, int]:
 
 def _section_shares(lake: Path) -> list[tuple[str, float]]:
     from tracelake.jobs.report_views import shared_views
+    from tracelake.lake import materialize
     from tracelake.lake.database import connect
     from tracelake.lake.scoped import ScopedDatabase
-    from tracelake.reports.data import frozen
 
     whole = connect(lake)
     trace_id = whole.execute("SELECT trace_id FROM traces ORDER BY event_count DESC LIMIT 1").fetchone()[0]
@@ -66,7 +66,7 @@ def _section_shares(lake: Path) -> list[tuple[str, float]]:
     try:
         con = db.load([trace_id])
         best: dict[str, float] = {}
-        with frozen(con, shared_views()):  # as the report job renders a page: shared views evaluated once
+        with materialize.ready(con, shared_views()):  # as the report job renders a page: shared views evaluated once
             _time_sections(con, trace_id, best)
     finally:
         db.close()

@@ -40,10 +40,10 @@ WHOLE_LAKE = {
 
 def _folders(lake: Path) -> list[str]:
     """Every folder with per-trace partitions: base tables and derived tables."""
-    from tracelake.lake import derive, layout
+    from tracelake.lake import layout, materialize
     from tracelake.lake.schema import TABLES
 
-    return list(TABLES) + [layout.derived_folder(v, fp) for v, fp in derive.current().items()]
+    return list(TABLES) + [layout.derived_folder(v, fp) for v, fp in materialize.view_fingerprints().items()]
 
 
 def _copy_id(demo: list[str], n: int) -> str:

@@ -66,9 +66,9 @@ def page_sections(con, trace_id: str) -> dict[str, tuple[float, int]]:
 
 def measure(lake: Path) -> list[tuple[str, dict[str, tuple[float, int]]]]:
     from tracelake.jobs.report_views import shared_views
+    from tracelake.lake import materialize
     from tracelake.lake.database import connect
     from tracelake.lake.scoped import ScopedDatabase
-    from tracelake.reports.data import frozen
 
     whole = connect(lake)
     traces = whole.execute("SELECT trace_id, file_name FROM traces ORDER BY event_count").fetchall()
@@ -78,7 +78,7 @@ def measure(lake: Path) -> list[tuple[str, dict[str, tuple[float, int]]]]:
     try:
         for trace_id, file_name in traces:
             con = db.load([trace_id])
-            with frozen(con, shared_views()):
+            with materialize.ready(con, shared_views()):
                 out.append((file_name, page_sections(con, trace_id)))
     finally:
         db.close()

@@ -11,6 +11,7 @@ import io
 import json
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -60,8 +61,14 @@ def ingest(args) -> int:
     return EXIT_SOME_FAILED if failed else EXIT_OK
 
 
-def _open_lake(lake: str, private: bool = False):
-    """The lake's database connection, or None after printing why there is none."""
+def _open_lake(lake: str, private: bool = False, reads: Iterable[str] | None = ()):
+    """The lake's database connection, or None after printing why there is none; first derived
+    what the lake lacks of the views it keeps and of `reads` (None: every view), once: the lake
+    keeps them from then on (jobs/derive_job.ensure_derived)."""
+    from ..jobs.derive_job import ensure_derived
+
+    for warning in ensure_derived(lake, reads, jobs=os.cpu_count() or 1):
+        say(f"warning  {warning}", err=True)
     try:
         return connect(lake, private=private)
     except FileNotFoundError as e:
@@ -69,29 +76,14 @@ def _open_lake(lake: str, private: bool = False):
         return None
 
 
-def _derive_for(lake: str, query: str) -> None:
-    """Before a query, derive the materialized views it evaluates (`catalog.materialized_reads`)
-    that the lake does not keep yet (a lake `tracelake ingest` wrote, of a few traces: derive.kept),
-    once; the lake keeps them from then on (docs/lake.md). Over the base tables such a query
-    evaluates every view under it, per query: on the 4 bundled samples `findings` took 22.6 s."""
-    from ..lake import catalog
-
-    views = catalog.materialized_reads(query)
-    if not views:
-        return
-    from ..jobs.derive_job import derive_absent
-
-    for warning in derive_absent(lake, os.cpu_count() or 1, views) or []:
-        say(f"warning  {warning}", err=True)
-
-
 def sql(args) -> int:
     import duckdb
 
+    from ..lake import catalog
     from .output import write_result
 
-    _derive_for(args.lake, args.query)
-    con = _open_lake(args.lake, private=args.safe)  # safe: its locked settings bind no other connection
+    # safe: its locked settings bind no other connection; the materialized views the query evaluates
+    con = _open_lake(args.lake, private=args.safe, reads=catalog.materialized_reads(args.query))
     if con is None:
         return EXIT_USAGE
     try:
@@ -111,15 +103,9 @@ def sql(args) -> int:
     return EXIT_OK
 
 
-# Shared views from which `stats` evaluates them in threads: below, copying the catalog into a
-# writable database (~50 ms) costs more than a second thread saves (a view takes 15-40 ms).
-# Measured on the 22 MB GPT-2 trace, default reports (72 views): 2.4 s -> 1.9 s a process.
-PARALLEL_FROM_VIEWS = 8
-
-
 def stats(args) -> int:
     from ..jobs.ingest_job import ingest_changed, read_in_memory
-    from ..lake import catalog
+    from ..lake import catalog, materialize
     from ..lake.schema import TABLES
     from . import stats as reports
 
@@ -145,14 +131,16 @@ def stats(args) -> int:
     needed = catalog.reads(reports.reads(names, known), TABLES)
     # a view under the reports that two of them (or of the views they read) read is evaluated once
     # into a table; views of their files that nothing reads, not at all. Many such views (the
-    # default reports: ~70) are evaluated on every core, each as soon as the views it reads are
-    # done (PARALLEL_FROM_VIEWS)
-    shared = catalog.shared_reads([reports.reads([name], known) for name in names])
-    parallel = len(shared) >= PARALLEL_FROM_VIEWS
+    # default reports: ~70) are evaluated on every core (materialize.in_threads)
+    readers = [reports.reads([name], known) for name in names]
+    shared, parallel = materialize.shared_by(readers), materialize.in_threads(readers)
     from concurrent.futures import ThreadPoolExecutor
+    from contextlib import ExitStack
 
-    from ..lake import cores, derive
+    from ..lake import cores
     from ..lake.scoped import ScopedDatabase
+
+    evaluated = ExitStack()  # the views evaluated once, until the reports are printed
 
     # the database (the catalog opened, its empty base tables: DuckDB, without the GIL) is set up
     # while the files are read; of files, the calling context and the critical path are built
@@ -177,12 +165,9 @@ def stats(args) -> int:
             con = scoped.load_arrow(read.tables, only=set(TABLES) - read.later)
             loaded = pool.submit(lambda: scoped.load_arrow(read.analysis_tables(), only=read.later))
             waiting = read.later, loaded
-        if parallel:
-            derive.evaluate_in_place(con, shared, cores.threads(), waiting)
-        if waiting is not None:  # every table loaded, or the loading's error raised, before a report reads it
-            waiting[1].result()
-        if not parallel:
-            derive.evaluate_once(con, shared)
+        # every table loaded, or the loading's error raised, before a report reads it
+        evaluated.enter_context(materialize.ready(con, shared, threads=cores.threads() if parallel else 1,
+                                                  waiting=waiting))
     try:
         try:
             reports.resolve(names, reports.trace_views(con, names))  # a view without trace_id is no report
@@ -191,6 +176,7 @@ def stats(args) -> int:
             return EXIT_USAGE
         _print_stats(con, reports, names, done, args.format, args.timeunit)
     finally:
+        evaluated.close()
         con.close()
     return EXIT_SOME_FAILED if any(o.status == "error" or o.truncated for o in outcomes) else EXIT_OK
 
@@ -242,13 +228,15 @@ def _print_stats(con, reports, names: list[str], outcomes: list[FileOutcome], fm
 
 
 def relink(args) -> int:
-    from ..jobs.derive_job import derive_lake
+    from ..jobs.derive_job import ensure_derived
     from ..lake import layout
+    from ..lake.database import build_database
 
     if not layout.is_lake(Path(args.lake)):
         say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
         return EXIT_USAGE
-    db, warnings = derive_lake(args.lake, os.cpu_count() or 1)  # what a changed view lacks
+    warnings = ensure_derived(args.lake, None, jobs=os.cpu_count() or 1)  # every view, what a changed one lacks
+    db = build_database(args.lake)
     for warning in warnings:
         say(f"warning  {warning}", err=True)
     say(str(db))
@@ -453,12 +441,8 @@ def run(args) -> int:
 
 
 def report(args) -> int:
-    if len(args.trace or []) != 1 and not args.eml:  # an index page: its cross-run views want derived tables
-        from ..jobs.derive_job import derive_absent
-
-        for warning in derive_absent(args.lake, os.cpu_count() or 1) or []:
-            say(f"warning  {warning}", err=True)
-    con = _open_lake(args.lake)
+    # an index page: its cross-run views want derived tables (every view)
+    con = _open_lake(args.lake, reads=None if len(args.trace or []) != 1 and not args.eml else ())
     if con is None:
         return EXIT_USAGE
     # the reports pull in Altair and vl-convert: imported here, not at every command's start-up

@@ -29,7 +29,8 @@ def diff(base: str | Path, new: str | Path, lake: str | Path | None = None, *, s
     """Compare `base` with `new` (files, folders, or ids in `lake`); raises DiffInputError.
     summaries: also each side's steady_summary rows (result['summary'], for the HTML page);
     noise_floor_pct: a step-time change under this % of the base's is run-to-run noise (diff_noise)."""
-    from ..lake import catalog
+    from ..lake import catalog, materialize
+    from ..lake.database import connect
     from ..lake.schema import TABLES
 
     needed = catalog.reads(VIEWS + (PAGE_VIEWS if summaries else ()), TABLES)
@@ -38,11 +39,16 @@ def diff(base: str | Path, new: str | Path, lake: str | Path | None = None, *, s
         for arg in (base, new):  # before ingesting anything
             if not lake and not os.path.exists(arg):
                 raise DiffInputError(f"{arg}: no such file or folder")
+        if lake:  # the materialized views the diff reads, derived first where the lake does not keep them
+            _derive(where, needed)
         known = _lake_ids(where) if lake else {}
         sides = [_side(str(arg), where, known, None if lake else needed) for arg in (base, new)]
-        con = _lake_database(where, needed) if lake else _database(where, sides, needed)
+        con = connect(where) if lake else _database(where, sides, needed)
+        # a throwaway lake's views, evaluated once for both sides (a lake serves them derived)
+        evaluated = () if lake else dict.fromkeys(materialize.in_order(needed) + list(VIEWS))
         try:
-            return compare(con, *sides, str(base), str(new), summaries=summaries, noise_floor_pct=noise_floor_pct)
+            with materialize.ready(con, evaluated):
+                return compare(con, *sides, str(base), str(new), summaries=summaries, noise_floor_pct=noise_floor_pct)
         finally:
             con.close()
 
@@ -138,27 +144,18 @@ def _run_ids(lake: Path) -> dict[str, list[str]]:
         con.close()
 
 
-def _lake_database(lake: Path, needed: set[str]):
-    """The lake's database, the materialized views the diff reads derived first where the lake does
-    not keep them yet (a lake `tracelake ingest` wrote, of a few traces: derive.kept), as a query
-    does: over the base tables each side's figures evaluate every view under them (2 x 15 s of CPU
-    for the two 190 KB recorded traces of tests/test_diff_page.py)."""
-    from ..lake import catalog
-    from ..lake.database import connect
-    from .derive_job import derive_absent
+def _derive(lake: Path, needed: set[str]) -> None:
+    """The materialized views the diff reads, derived where the lake does not keep them yet (a lake
+    `tracelake ingest` wrote, of a few traces), as a query does: over the base tables each side's
+    figures evaluate every view under them (2 x 15 s of CPU for the two 190 KB recorded traces of
+    tests/test_diff_page.py)."""
+    from .derive_job import ensure_derived
 
-    derive_absent(lake, os.cpu_count() or 1, needed & set(catalog.materialized()))
-    return connect(lake)
+    ensure_derived(lake, needed, jobs=os.cpu_count() or 1)
 
 
 def _database(lake: Path, sides: list[list[str]], needed: set[str]):
-    """A throwaway lake's traces (only the tables the diff reads, no partitions derived) in memory,
-    with the views evaluated once."""
-    from ..lake import derive
+    """A throwaway lake's traces (only the tables the diff reads, no partitions derived) in memory."""
     from ..lake.scoped import connect_scoped
 
-    con = connect_scoped(lake, sorted({t for ids in sides for t in ids}), needed)
-    derive.evaluate_once(con, needed)
-    for view in VIEWS:  # each side reads them: evaluated once for both
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
-    return con
+    return connect_scoped(lake, sorted({t for ids in sides for t in ids}), needed)

@@ -3,7 +3,7 @@ under the export's queries (jobs/trace_export.py, jobs/run_export.py) evaluated 
 
 Queried over the lake's base tables, chrome_trace_events evaluates `findings` and the views under
 it once per reference: 10-40 s for a 60k-event trace that ingests in 1-2 s. Here each view
-is evaluated once into a table (derive.evaluate_in_place, on every core), or, where the lake keeps it
+is evaluated once into a table (materialize.ready, on every core), or, where the lake keeps it
 for these traces, read from its derived partitions (scoped.derived_served). Files are read into
 memory as `tracelake stats` reads them: no lake is written."""
 
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from functools import cache
 from pathlib import Path
 
-from ..lake import catalog, cores, derive
+from ..lake import catalog, cores, materialize
 from ..lake.schema import TABLES
 from ..lake.scoped import ScopedDatabase, derived_served
 from .ingest_job import FileOutcome, read_in_memory
@@ -30,9 +30,10 @@ def _tables() -> frozenset[str]:
     return frozenset(catalog.reads(READS, TABLES) & set(TABLES))
 
 
-def _evaluated(served: frozenset[str]) -> set[str]:
-    """The views under READS down to those `served` (read as they are), less those."""
-    return catalog.reads(READS, TABLES, stop=served) - served
+def _evaluated(served: frozenset[str]) -> list[str]:
+    """The shared and materialized views under READS down to those `served` (read as they are),
+    less those, in order (materialize.in_order)."""
+    return materialize.in_order(catalog.reads(READS, TABLES, stop=served) - served)
 
 
 @contextmanager
@@ -42,8 +43,8 @@ def of_lake(lake: str | Path, trace_ids: list[str]) -> Iterator:
     try:
         con = scoped.load(trace_ids, only=set(_tables()))
         with derived_served(con, lake, trace_ids, lambda servable: servable & catalog.view_reads(READS)) as served:
-            derive.evaluate_in_place(con, _evaluated(frozenset(served)), cores.threads())
-            yield con
+            with materialize.ready(con, _evaluated(frozenset(served)), threads=cores.threads()):
+                yield con
     finally:
         scoped.close()
 
@@ -53,6 +54,7 @@ def of_files(paths: list[str], on_outcome: Callable[[FileOutcome], None]) -> Ite
     """(the files' outcomes, a connection to a database of the traces read), ready for the exports'
     queries. The database is set up while the files are read; the views that do not read the
     calling context or the critical path are evaluated while those are built."""
+    evaluated = ExitStack()
     with ThreadPoolExecutor(1) as pool, ThreadPoolExecutor(2, thread_name_prefix="tracelake-analysis") as analyses:
         scoped_future = pool.submit(ScopedDatabase, None, writable=True)
         read = read_in_memory(paths, set(_tables()), analyses, on_outcome=on_outcome)
@@ -61,13 +63,15 @@ def of_files(paths: list[str], on_outcome: Callable[[FileOutcome], None]) -> Ite
             con = scoped.load_arrow(read.tables, only=set(TABLES) - read.later)
             read.tables.clear()  # copied into the database
             loaded = pool.submit(lambda: scoped.load_arrow(read.analysis_tables(), only=read.later))
-            derive.evaluate_in_place(con, _evaluated(frozenset()), cores.threads(), (read.later, loaded))
-            loaded.result()
+            evaluated.enter_context(materialize.ready(con, _evaluated(frozenset()), threads=cores.threads(),
+                                                      waiting=(read.later, loaded)))
             read.analyses.clear()
         except BaseException:
+            evaluated.close()
             scoped.close()
             raise
     try:
         yield read.outcomes, con
     finally:
+        evaluated.close()
         scoped.close()

@@ -17,7 +17,7 @@ from ..ingest.identity import file_sha256
 from ..ingest.printable import path_text
 from ..ingest.process_pool import lending
 from ..ingest.reading import Limits, is_regular
-from ..lake import derive, format_version
+from ..lake import derive, format_version, materialize
 from ..lake.database import update_database
 from ..lake.error_line import error_line
 from ..lake.layout import is_lake, lake_index, prepare_for_writing
@@ -26,6 +26,7 @@ from ..lake.schema import CALLCTX_TABLES, CRITPATH_TABLES
 from ..lake.version import __version__
 from ..lake.writer import TraceWriter, conform
 from . import fs_errors
+from .derive_job import ensure_derived
 from .worker_pool import process_pool
 
 
@@ -205,19 +206,17 @@ def ingest_paths(paths: list[str], lake: str | Path,
                  on_outcome: Callable[[FileOutcome], None] = lambda o: None,
                  limits: Limits | None = None, needed: set[str] | None = None) -> list[FileOutcome]:
     """Ingest the trace files found under `paths` into `lake`, then derive the new traces'
-    materialized views the lake keeps (derive.kept) and update the lake's
+    materialized views the lake keeps (materialize.kept_views) and update the lake's
     database. With `needed` (the only tables and views
     anyone will read: a throwaway lake whose views are evaluated directly, `tracelake stats`) the
     lake gets no derived tables and no database, and tables outside `needed` may be left out."""
     lake = prepare_for_writing(Path(lake))
-    hold = needed is None and bool(derive.kept(lake))  # a trace comes with its derived tables (lake/derive.py)
+    hold = needed is None and bool(materialize.kept_views(lake))  # a trace comes with its derived tables
     outcomes = _each_file(paths, lambda path: ingest_one(path, lake, limits, needed, hold), on_outcome)
     if needed is not None:
         return outcomes
-    kept = derive.kept(lake)
-    if kept:  # the new traces' views and their runs' other ranks' (lake/derive.py)
-        derive.derive_here(lake, derive.plan(lake, {o.trace_id for o in outcomes if o.status == "ok"}, held=hold,
-                                             views=kept))
+    # the kept views of the new traces and of their runs' other ranks (lake/derive.py)
+    ensure_derived(lake, fresh={o.trace_id for o in outcomes if o.status == "ok"}, held=hold)
     derive.publish_held(lake)
     update_database(lake)
     return outcomes

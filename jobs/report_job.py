@@ -24,12 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..analysis import critpath_whatif
-from ..lake import atomic_write, cores
+from ..lake import atomic_write, cores, materialize
 from ..lake.database import connect
-from ..lake.derive import current, kept
 from ..lake.scoped import ScopedDatabase, derived_served
 from ..lake.version import __version__
-from ..reports.data import INDEX_COLUMNS, frozen, index_rows
+from ..reports.data import INDEX_COLUMNS, INDEX_VIEWS, index_rows
 from ..reports.render import index_report, trace_page
 from . import report_stamp, report_views, stage_workers
 from .trace_export import page_export_path
@@ -105,8 +104,9 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
                                  for e in errors]
     diff_links = {run: {"link": Path(os.path.relpath(p, index.parent)).as_posix(), "verdict": verdict}
                   for run, (p, verdict) in diffs.items()}
-    write_atomically(index, index_report(con, relative, listed, list(rows.values()), version=__version__,
-                                         diffs=diff_links))
+    with materialize.ready(con, INDEX_VIEWS):
+        page = index_report(con, relative, listed, list(rows.values()), version=__version__, diffs=diff_links)
+    write_atomically(index, page)
     return index
 
 
@@ -231,7 +231,7 @@ def _error_line(e: BaseException) -> str:
 
 @contextmanager
 def views_frozen(con, lake: str | Path, scope: list[str], pages: int = 1) -> Iterator[None]:
-    """A block in which the views the pages' sections share are evaluated once (reports.data.frozen),
+    """A block in which the views the pages' sections share are evaluated once (materialize.ready),
     and, for several pages, the views each page reads: on a scoped database of the pages' run
     (`scope`, from `lake`), before rendering them. Without it every section evaluates the views under
     it again. The materialized views are read from the lake's derived partitions where it holds
@@ -240,7 +240,7 @@ def views_frozen(con, lake: str | Path, scope: list[str], pages: int = 1) -> Ite
     with derived_served(con, lake, scope, report_views.reached) as served:
         reached = report_views.reached(set(served))
         views = report_views.shared_views() + (report_views.page_views() if pages > 1 else [])
-        with frozen(con, [v for v in views if v in reached and v not in served]):
+        with materialize.ready(con, [v for v in views if v in reached and v not in served]):
             yield
 
 
@@ -260,7 +260,7 @@ def _render_run(lake: str, scope: list[str], pages: list[tuple[str, str]], sibli
             cache[lake] = ScopedDatabase(lake)
         # a lake that keeps every materialized view serves them (views_frozen): the tables only
         # they read are left in their files
-        lazy = report_views.lazy_tables() if len(kept(Path(lake))) == len(current()) else frozenset()
+        lazy = report_views.lazy_tables() if materialize.keeps_all(Path(lake)) else frozenset()
         con = cache[lake].load(scope, lazy=lazy)
         with views_frozen(con, lake, scope, len(pages)):
             for trace_id, path in pages:

@@ -216,11 +216,15 @@ def run(paths: list[str], out: str | Path, jobs: int | None = None, prune: bool 
     events = sum(f["events"] or 0 for f in summary.files if f["status"] == "ok")
     derive_workers = (workers if executor == "dask"
                       else max(1, stage_workers.worth(workers, derive.batch_seconds(events), DERIVE_START_S)))
-    tasks = derive.plan(lake, fresh, gone_from, derive_workers, held=True)
-    if tasks:
-        traces = sum(len(targets) for _, targets in tasks)
-        on_stage(f"derive: the views of {traces} trace{'s' * (traces != 1)}")
-    summary.derive_warnings = derive_job.derive(lake, tasks, derive_workers, executor, scheduler)
+
+    def planned(tasks: list) -> None:
+        if tasks:
+            traces = sum(len(targets) for _, targets in tasks)
+            on_stage(f"derive: the views of {traces} trace{'s' * (traces != 1)}")
+
+    summary.derive_warnings = derive_job.ensure_derived(lake, None, fresh=fresh, changed_folders=gone_from, held=True,
+                                                        jobs=derive_workers, executor=executor, scheduler=scheduler,
+                                                        on_tasks=planned)
     derive.publish_held(lake)  # (derivation published them; any it had no view for)
     t_database = time.perf_counter()
     summary.stage_seconds["derive"] = t_database - t_derive

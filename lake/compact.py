@@ -25,7 +25,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import derive, layout
+from . import layout, materialize
 from .lock import writes_lake
 from .sql_literal import sql_string
 
@@ -48,7 +48,7 @@ class CompactSummary:
 def _folders(lake: Path) -> list[str]:
     from .schema import TABLES
 
-    return list(TABLES) + [layout.derived_folder(v, fp) for v, fp in derive.current().items()]
+    return list(TABLES) + [layout.derived_folder(v, fp) for v, fp in materialize.view_fingerprints().items()]
 
 
 def _columns(con, folder: str, source: str) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import duckdb
 
-from . import atomic_write, base_tables, derive, format_version, layout, lock, served_views
+from . import atomic_write, base_tables, format_version, layout, lock, materialize, served_views
 from .catalog_template import cache_root, catalog_fingerprint, catalog_template, install_catalog, new_database
 from .lock import writes_lake
 from .planner import planner_settings
@@ -38,7 +38,7 @@ def _fingerprint(lake: Path, derived: list[str] | None = None) -> str:
     for table in sorted(p.name for p in lake.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if layout.table_files(lake, table):
             h.update(f"\n{table}".encode())
-    fingerprints = derive.current()
+    fingerprints = materialize.view_fingerprints()
     for view in served_views.with_partitions(lake) if derived is None else derived:  # served from partitions
         h.update(f"\n{view}@{fingerprints[view]}".encode())
     h.update(layout.layout_state(lake).encode())  # compacted segments and their tombstones
@@ -48,14 +48,11 @@ def _fingerprint(lake: Path, derived: list[str] | None = None) -> str:
 @writes_lake(lambda a: a["lake"])  # one writer at a time (lake/lock.py)
 def build_database(lake: str | Path) -> Path:
     """(Re)write <lake>/tracelake.duckdb: base table views, every sql/ view (materialized ones
-    served from their derived partitions, derived first in this process where missing and
-    worth it: lake/derive.py), and _lake_info."""
+    served from their derived partitions where the lake has them: jobs/derive_job.ensure_derived
+    derives them), and _lake_info. Writes nothing else."""
     lake = Path(lake).resolve()
     lake.mkdir(parents=True, exist_ok=True)
     layout.finish_compaction(lake)
-    kept = derive.kept(lake)
-    if kept:
-        derive.derive_here(lake, derive.plan(lake, views=kept))
     db = lake / DB_FILE
     with atomic_write.replacing(db, sidecars=(".wal",)) as tmp:  # a failed build leaves no half-written file
         _write_database(tmp, lake)
@@ -70,7 +67,7 @@ def _write_database(tmp: Path, lake: Path) -> None:
     # views again when they are queried, so they read the files from then on. The first step is
     # the same for every lake: copied from the cached template when there is one.
     derived = served_views.with_partitions(lake)
-    served = len(derived) == len(derive.current())  # every materialized view (the usual lake)
+    served = len(derived) == len(materialize.view_fingerprints())  # every materialized view (the usual lake)
     template = catalog_template(placed=served)
     if template is not None:
         shutil.copyfile(template, tmp)

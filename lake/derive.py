@@ -7,12 +7,10 @@ as a lake partition under <lake>/derived/<view>@<fingerprint>/, one per trace
 (`serve`), so `WHERE trace_id = X` reads one small file whatever the lake's size, and views over
 it (runs, stragglers, findings...) read the stored rows instead of evaluating it over every trace.
 
-When: `tracelake run` derives the traces it ingested and their runs' other ranks in its worker
-pool (local or Dask, jobs/derive_job.py) after the ingest; `tracelake ingest`, and any command that
-(re)builds the database, derives whatever is missing in this process (a trace ingested by
-`tracelake ingest`, a view whose SQL changed: its fingerprint changed, so it has no partitions yet)
-of the views the lake keeps (`kept`: all from 8 traces on, else those it was asked for). That reads the
-lake's Parquet, never the trace files: `tracelake relink` derives any lake (in parallel).
+When: jobs/derive_job.ensure_derived, the one trigger, asks lake/materialize.py what a lake
+keeps and lacks and runs the tasks of `plan` here or in the batch job's worker pool (local or
+Dask): `tracelake run` after its ingest, `ingest` for the views the lake keeps, a reader (a query,
+the report index, relink) for what it reads. That reads the lake's Parquet, never the trace files.
 
 The rows are those of the view evaluated on a database holding just the trace's run scope
 (_scope_database), which equals the view over the whole lake for that trace because
@@ -26,59 +24,15 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterable
-from concurrent.futures import Future
 from functools import cache
 from pathlib import Path
 
 import duckdb
 
-from . import base_tables, catalog, cores, layout, memory_budget, scan
+from . import base_tables, catalog, cores, layout, materialize, memory_budget, scan
 from .catalog_template import in_memory_catalog
 from .error_line import first_line
 from .sql_literal import sql_string
-
-# Views most materialized views read: evaluated once per scope (a temp table shadows the view).
-_SHARED = ["gpu_ops", "gpu_op_class", "api", "gpu_active_range", "gpu_busy", "nvtx_ranges", "rank_runs"]
-
-
-# A lake of fewer complete traces than this keeps only the views it was asked for (see kept).
-DERIVE_FROM_TRACES = 8
-
-
-def kept(lake: Path) -> dict[str, str]:
-    """The materialized views the lake keeps as derived tables (view -> current fingerprint), which
-    every command that writes it derives for each new trace: all of them from DERIVE_FROM_TRACES
-    complete traces on; below that, those it holds partitions of (under this or an earlier
-    fingerprint: a view whose SQL changed is derived again). `tracelake run`, `relink` and the
-    report index derive all of them; a query derives those it reads (jobs/derive_job.derive_absent).
-    Derived tables pay where views are read over many traces (`runs`, `findings`, the index, a
-    10,000-trace lake); a trace's own views answer about as fast from its base tables, so
-    `tracelake ingest` of a file into a new lake pays for decoding and writing it, not for ~117
-    views it may never read (docs/lake.md). Either way every view gives the same rows
-    (tests/test_derive.py)."""
-    lake = Path(lake)
-    views = current()
-    root = lake / layout.DERIVED
-    present = {d.name.split("@")[0] for d in root.iterdir()} if root.is_dir() else set()
-    if present >= set(views) or len(layout.complete_trace_ids(lake)) >= DERIVE_FROM_TRACES:
-        return views
-    return {v: fp for v, fp in views.items() if v in present}
-
-
-def current() -> dict[str, str]:
-    """Materialized view -> fingerprint of its SQL, in catalog (dependency) order."""
-    return catalog.materialized()
-
-
-def missing(lake: Path, views: dict[str, str] | None = None) -> dict[str, set[str]]:
-    """trace_id -> the materialized views it has no current partition of (complete traces only)."""
-    views = current() if views is None else views
-    complete = layout.complete_trace_ids(lake)
-    out: dict[str, set[str]] = {}
-    for view, fp in views.items():
-        for t in complete - layout.derived_trace_ids(lake, view, fp):
-            out.setdefault(t, set()).add(view)
-    return out
 
 
 def run_keys(lake: Path, trace_ids: Iterable[str] | None = None) -> dict[str, str]:
@@ -149,8 +103,8 @@ def plan(lake: Path, fresh: Iterable[str] = (), changed_folders: Iterable[str] =
     traces they replace do not; without it (a database rebuilt by a reader after a writer was
     killed) they are left for the next writer to remove. `views`: the materialized views to derive
     (view -> fingerprint; default: all)."""
-    views = current() if views is None else views
-    need = {t: set(v) for t, v in missing(lake, views).items()}
+    views = materialize.view_fingerprints() if views is None else views
+    need = {t: set(v) for t, v in materialize.missing_partitions(lake, views).items()}
     held = layout.held_traces(lake) if held else {}
     fresh, changed_folders = set(fresh) | set(held), set(changed_folders)
     if not (need or fresh or changed_folders):
@@ -213,35 +167,6 @@ def _tables_read(views: frozenset[str]) -> frozenset[str]:
     return frozenset(catalog.reads(views, TABLES) & set(TABLES))
 
 
-@cache
-def _evaluated(targets: frozenset[str]) -> frozenset[str]:
-    """The views a derivation of `targets` evaluates into tables: them, and the shared views under them."""
-    return targets | (frozenset(_SHARED) & frozenset(catalog.view_reads(targets)))
-
-
-def _dependencies(views: list[str]) -> dict[str, set[str]]:
-    """view -> the views of `views` it reads (through views that are not in it), and those before
-    it in its own file (a file's views may read the ones it created before)."""
-    creator = {name: f for f in catalog.load_files() for name in f.creates}
-    among = set(views)
-    out = {}
-    for view in views:
-        found, seen = set(), set()
-        stack = [d for d in creator[view].depends if d in creator]
-        while stack:
-            d = stack.pop()
-            if d in seen:
-                continue
-            seen.add(d)
-            if d in among:
-                found.add(d)
-            elif creator[d] is not creator[view]:
-                stack.extend(x for x in creator[d].depends if x in creator)
-        earlier = creator[view].creates[:creator[view].creates.index(view)]
-        out[view] = (found | (set(earlier) & among)) - {view}
-    return out
-
-
 def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], threads: int = 1) -> list[str]:
     """Compute and publish the derived partitions of `targets` from a database of `scope`'s tables.
     Each view is evaluated once, replaced by a table of its rows that the views above read, and
@@ -251,10 +176,10 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
     A held trace of the scope (layout.hold) is published with its partitions once all are
     written: readers never see it without them."""
     held = {t: d for t, d in layout.held_traces(Path(lake)).items() if t in set(scope)}
-    evaluated = _evaluated(frozenset(v for vs in targets.values() for v in vs))
+    evaluated = materialize.with_shared(frozenset(v for vs in targets.values() for v in vs))
     con = _scope_database(lake, scope, held, evaluated)
-    fingerprints = current()
-    order = _in_order(set(evaluated))
+    fingerprints = materialize.view_fingerprints()
+    order = materialize.in_order(evaluated)
     staging = Path(lake) / layout.STAGING / f"derive.{uuid.uuid4().hex[:8]}"
     staging.mkdir(parents=True)
     warnings: list[str] = []
@@ -270,75 +195,13 @@ def derive_scope(lake: str, scope: list[str], targets: dict[str, list[str]], thr
                     layout.publish_derived(Path(lake), view, fingerprints[view], trace_id, staged)
 
     try:
-        for view, e in as_tables(con, order, threads, write):
+        for view, e in materialize.as_tables(con, order, threads, write):
             warnings.append(f"{view}: not derived for {', '.join(targets)}: {first_line(e) or type(e).__name__}")
         publish_held(Path(lake), held, held_derived)
     finally:
         con.close()
         layout.discard_staging(staging)
     return sorted(warnings)
-
-
-def as_tables(con, order: list[str], threads: int = 1, then=None,
-              gates: dict[str, Future] | None = None) -> list[tuple[str, duckdb.Error]]:
-    """Evaluate the views `order` (an order `_in_order` gives) on `con` (an `in_memory_catalog`
-    whose base tables are tables of main), each into a table that replaces the view, so the views
-    above read its rows; `threads` views at a time, each as soon as the views it reads are done
-    (a view takes ~15 ms of DuckDB's planning whatever its size, one thread each) and, for a view
-    in `gates`, its future is (tables it reads still being loaded; the future's error is raised).
-    then(view, cursor) runs after each. Returns the views that failed, with their errors: they
-    stay views (the views above them evaluate them)."""
-    from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-
-    needs = _dependencies(order)
-    gates = gates or {}
-    failed: list[tuple[str, duckdb.Error]] = []
-
-    def materialize(view: str) -> None:
-        cur = con.cursor()
-        try:
-            try:
-                cur.execute(f"CREATE TABLE _rows_{view} AS SELECT * FROM main.{view}")
-                # one transaction: other threads see the view or its table, never neither (a view
-                # read before its turn, by a dependency the depends lines lack, is evaluated)
-                cur.execute(f"BEGIN; DROP VIEW {view}; ALTER TABLE _rows_{view} RENAME TO {view}; COMMIT")
-            except duckdb.Error as e:
-                failed.append((view, e))
-                return
-            if then is not None:
-                then(view, cur)
-        finally:
-            cur.close()
-
-    with ThreadPoolExecutor(max(1, threads)) as pool:
-        pending, running, done = list(order), {}, set()
-        while pending or running:
-            for view in [v for v in pending if needs[v] <= done and (v not in gates or gates[v].done())]:
-                if view in gates:
-                    gates[view].result()  # a gate that failed: the view would read tables never loaded
-                pending.remove(view)
-                running[pool.submit(materialize, view)] = view
-            closed = {gates[v] for v in pending if v in gates and not gates[v].done()}
-            finished, _ = wait({*running, *closed}, return_when=FIRST_COMPLETED)
-            for future in finished:
-                if future in running:
-                    future.result()
-                    done.add(running.pop(future))
-    return failed
-
-
-def evaluate_in_place(con, needed: set[str], threads: int, waiting: tuple[set[str], Future] | None = None) -> None:
-    """On a ScopedDatabase made `writable`: the shared and materialized views among `needed`, each
-    evaluated once into a table that replaces it (`as_tables`, in threads); a view that fails
-    stays a view, whose error the query that reads it then gives. `waiting`: (tables, a future
-    done when they are loaded): the views that read them wait for it, the others do not."""
-    order = _in_order(needed)
-    gates = {}
-    if waiting is not None and waiting[0]:
-        from .schema import TABLES
-
-        gates = {v: waiting[1] for v in order if catalog.reads({v}, TABLES) & waiting[0]}
-    as_tables(con, order, threads, gates=gates)
 
 
 def publish_held(lake: Path, held: dict[str, Path] | None = None,
@@ -348,21 +211,6 @@ def publish_held(lake: Path, held: dict[str, Path] | None = None,
     for trace_id, folder in sorted((layout.held_traces(lake) if held is None else held).items()):
         layout.publish(lake, trace_id, folder, (derived or {}).get(trace_id, ()))
         layout.discard_staging(folder)
-
-
-def _in_order(views: set[str]) -> list[str]:
-    """The shared and materialized views among `views`, in an order in which each comes after the
-    views it reads: the shared ones first (they read none of the others), then the materialized
-    ones in catalog order. A view may be both: it comes once."""
-    return [v for v in _SHARED if v in views] + [v for v in current() if v in views and v not in _SHARED]
-
-
-def evaluate_once(con, needed: set[str]) -> None:
-    """On a ScopedDatabase connection: the shared and materialized views among `needed`, each
-    evaluated once into a TEMP table that shadows it (in the order derive_scope uses), so that
-    queries reading several of them do not evaluate the views below them again."""
-    for view in _in_order(needed):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
 
 
 def _write_partitions(con, view: str, trace_ids: list[str], folder: Path) -> list[tuple[str, Path]]:
@@ -411,4 +259,4 @@ def derive_here(lake: str | Path, tasks: list) -> list[str]:
 
 def drop_stale(lake: str | Path) -> None:
     """Remove the partitions of views whose SQL changed (their fingerprint is no longer current)."""
-    layout.remove_derived_except(Path(lake).resolve(), {f"{v}@{fp}" for v, fp in current().items()})
+    layout.remove_derived_except(Path(lake).resolve(), {f"{v}@{fp}" for v, fp in materialize.view_fingerprints().items()})

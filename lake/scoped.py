@@ -33,7 +33,7 @@ class ScopedDatabase:
         """lake: where `load` reads traces from; None for one that only gets tables from memory
         (`load_arrow`). writable: the catalog copied into memory (`in_memory_catalog`, ~50 ms
         more), its base tables tables of main, so that views can be evaluated into tables in
-        several threads (derive.evaluate_in_place: `tracelake stats`)."""
+        several threads (materialize.ready: `tracelake stats`)."""
         from .schema import TABLES
 
         self.lake = Path(lake).resolve() if lake is not None else None

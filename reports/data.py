@@ -5,28 +5,15 @@ joins, aggregates and layout live in views. A trace page's sections query their 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import polars as pl
 
 from .page import frame
 from .sections.parallelism import groups as group_rows
 from .sections.ranks import rows as rank_rows
 
-
-@contextmanager
-def frozen(con, views: list[str]) -> Iterator[None]:
-    """Evaluate these views once for the queries inside the block: a temporary table of the same
-    name shadows each view on this connection (DuckDB looks in the temp schema first), so views
-    built on them read the table instead of evaluating them again, once per reference."""
-    try:
-        for view in views:
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
-        yield
-    finally:
-        for view in views:
-            con.execute(f"DROP TABLE IF EXISTS temp.{view}")
+# The views several of the index page's queries read (run_overview, run_comparison_changes, the
+# run history): the report job evaluates them once for the page (lake/materialize.ready).
+INDEX_VIEWS = ("runs", "run_kernel_time", "run_comparison")
 
 
 def run_comparisons(con) -> list[dict]:

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import duckdb
 
-from ..lake import derive, safe_sql
+from ..jobs.derive_job import ensure_derived
+from ..lake import materialize, safe_sql
 from ..lake.database import connect
 from ..lake.error_line import first_line
 from .limits import Limits
@@ -24,12 +25,13 @@ class LakeSession:
         self.path = Path(lake).resolve()
         self.limits = limits
         # an instance of its own (private): the locks bind no other connection of the process
+        ensure_derived(self.path)  # what the lake keeps and lacks (a view whose SQL changed)
         self.con = connect(self.path, private=True)
         self.con.execute("SET temp_directory = ''")  # no spill file: a query over the memory limit stops
         self.con.execute("SET memory_limit = ?", [limits.memory_limit])
         safe_sql.restrict(self.con, self.path)
         self.catalog = self.con.execute("SELECT current_database()").fetchone()[0]
-        self.traces_not_derived = len(derive.missing(self.path))
+        self.traces_not_derived = len(materialize.missing_partitions(self.path))
 
     @contextmanager
     def cursor(self) -> Iterator[duckdb.DuckDBPyConnection]:

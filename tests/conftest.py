@@ -112,7 +112,7 @@ def sample_lake(tmp_path_factory) -> Path:
 
     lake = tmp_path_factory.mktemp("sample") / "lake"
     assert main(["ingest", str(DATA), "--lake", str(lake), "--quiet"]) == 0
-    # A lake of 4 traces is not derived at ingest (lake/derive.kept); `relink` derives it, so
+    # A lake of 4 traces is not derived at ingest (lake/materialize.kept_views); `relink` derives it, so
     # that the tests see the views served from derived tables, as in the lakes `tracelake run` writes.
     assert main(["relink", "--lake", str(lake)]) == 0
     return lake

@@ -204,6 +204,7 @@ def test_pytorch_and_nsight_ddp_recordings_agree(corpus_con):
 def test_report_shows_bandwidth_waits_and_the_runs_ranks(con):
     from tracelake.jobs.report_job import lake_path
     from tracelake.jobs.report_views import shared_views
+    from tracelake.lake import materialize
     from tracelake.lake.scoped import connect_scoped
     from tracelake.reports import data
     from tracelake.reports.render import index_report, trace_page
@@ -212,7 +213,7 @@ def test_report_shows_bandwidth_waits_and_the_runs_ranks(con):
                                      "ORDER BY rank").fetchall()]
     scoped = connect_scoped(lake_path(con), run)  # as the report job renders a run's pages
     try:
-        with data.frozen(scoped, shared_views()):
+        with materialize.ready(scoped, shared_views()):
             page = trace_page(scoped, run[0], {}, version="test")
             rows = data.index_rows(scoped)
             html = index_report(scoped, {}, [], rows, version="test")

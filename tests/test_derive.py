@@ -11,11 +11,12 @@ import duckdb
 import pyarrow as pa
 import pytest
 from conftest import DATA
-from tracelake.lake import catalog, derive, layout
-from tracelake.lake.database import build_database, connect
+from tracelake.jobs.derive_job import ensure_derived
+from tracelake.lake import catalog, derive, layout, materialize
+from tracelake.lake.database import connect
 from tracelake.lake.scoped import ScopedDatabase, derived_served
 
-MATERIALIZED = derive.current()
+MATERIALIZED = materialize.view_fingerprints()
 
 
 def _rows(con, sql: str, params: list) -> list[tuple]:
@@ -181,9 +182,9 @@ def test_a_gated_view_waits_for_its_gate_and_a_failed_gate_raises(sample_lake):
         threading.Thread(target=load_late).start()
         if outcome == "fails":
             with pytest.raises(RuntimeError, match="the analysis failed"):
-                derive.as_tables(con, ["kernel_summary"], 2, gates={"kernel_summary": gate})
+                materialize.as_tables(con, ["kernel_summary"], 2, gates={"kernel_summary": gate})
         else:
-            assert derive.as_tables(con, ["kernel_summary"], 2, gates={"kernel_summary": gate}) == []
+            assert materialize.as_tables(con, ["kernel_summary"], 2, gates={"kernel_summary": gate}) == []
             assert expected[0] > 10
             assert con.execute("SELECT count(*), sum(total_ns) FROM kernel_summary").fetchall() == [expected]
             assert con.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'kernel_summary'"
@@ -223,8 +224,9 @@ def test_a_changed_view_is_derived_again_alone_from_the_lake(sample_lake, tmp_pa
     shutil.copytree(sample_lake, lake, copy_function=shutil.copy2)
     before = _inodes(lake)
     changed = dict(MATERIALIZED, kernel_summary="0" * 12)
-    monkeypatch.setattr(derive, "current", lambda: changed)
-    build_database(lake)  # what `tracelake relink` and every command on a stale database do
+    monkeypatch.setattr(materialize, "view_fingerprints", lambda: changed)
+    assert materialize.stale(lake) == {"kernel_summary": "0" * 12}
+    ensure_derived(lake)  # what every command does before it reads the lake (and relink)
     after = _inodes(lake)
     new = {p for p in after if p not in before}
     assert new and all(p.startswith("derived/kernel_summary@000000000000/") for p in new)
@@ -291,9 +293,9 @@ def test_ingest_derives_a_lake_once_it_is_worth_it(tmp_path, monkeypatch, sample
     assert con.execute("SELECT count(DISTINCT trace_id) FROM kernel_summary").fetchone()[0] == 2
     con.close()
     assert main(["ingest", str(files[2]), "--lake", str(lake), "--quiet"]) == 0
-    assert derive.missing(lake) == {}
+    assert materialize.missing_partitions(lake) == {}
     assert main(["ingest", str(files[3]), "--lake", str(lake), "--quiet"]) == 0
-    assert derive.missing(lake) == {}
+    assert materialize.missing_partitions(lake) == {}
     assert sorted(layout.complete_trace_ids(lake)) == sorted(layout.complete_trace_ids(sample_lake))
     con = duckdb.connect()
     checked = 0
@@ -319,7 +321,7 @@ def test_open_derives_a_lake_that_keeps_no_derived_tables(tmp_path):
     assert not layout.has_any_derived(lake)
     with tracelake.open(lake) as con:
         assert con.execute("SELECT count(DISTINCT trace_id) FROM findings").fetchone()[0] == 2
-    assert derive.missing(lake) == {} and layout.has_any_derived(lake)
+    assert materialize.missing_partitions(lake) == {} and layout.has_any_derived(lake)
 
 
 def test_a_report_index_derives_the_lake_first_and_shows_the_same(tmp_path):
@@ -340,7 +342,7 @@ def test_a_report_index_derives_the_lake_first_and_shows_the_same(tmp_path):
     finally:
         con.close()
     assert main(["report", "--lake", str(lake), "-o", str(tmp_path / "after.html")]) == 0
-    assert derive.missing(lake) == {}
+    assert materialize.missing_partitions(lake) == {}
     pages = sorted(p.relative_to(tmp_path / "before") for p in (tmp_path / "before").rglob("*.html"))
     assert len(pages) == 2
     assert (tmp_path / "after.html").read_text() == (tmp_path / "before.html").read_text().replace("before/", "after_files/")
@@ -361,7 +363,7 @@ def test_a_query_derives_the_views_it_reads_first_and_says_the_same(tmp_path, ca
     assert catalog.materialized_reads("SELECT * FROM kernels k JOIN memory_summary USING (trace_id)") == set()
     assert {"temporal_breakdown", "steps"} <= catalog.materialized_reads("SELECT * FROM runs")
     assert main(["sql", "--lake", str(lake), "SELECT count(*) FROM kernels JOIN memory_summary USING (trace_id)"]) == 0
-    assert not layout.has_any_derived(lake) and derive.kept(lake) == {}
+    assert not layout.has_any_derived(lake) and materialize.kept_views(lake) == {}
     shutil.copytree(lake, tmp_path / "before")
     query = "SELECT * FROM steps ORDER BY ALL"
     asked = catalog.materialized_reads(query)
@@ -370,12 +372,12 @@ def test_a_query_derives_the_views_it_reads_first_and_says_the_same(tmp_path, ca
     assert main(["sql", "--lake", str(lake), "--format", "csv", query]) == 0
     printed = capsys.readouterr()
     assert printed.err == "" and printed.out.count("\n") > 2
-    assert set(derive.kept(lake)) == asked
-    assert set(derive.missing(lake)[layout.complete_trace_ids(lake).pop()]) == set(MATERIALIZED) - asked
+    assert set(materialize.kept_views(lake)) == asked
+    assert set(materialize.missing_partitions(lake)[layout.complete_trace_ids(lake).pop()]) == set(MATERIALIZED) - asked
     # the next ingest derives the kept views for its trace; the others stay views
     assert main(["ingest", str(files[1]), "--lake", str(lake), "--quiet"]) == 0
-    assert set(derive.kept(lake)) == asked
-    assert all(set(v) == set(MATERIALIZED) - asked for v in derive.missing(lake).values())
+    assert set(materialize.kept_views(lake)) == asked
+    assert all(set(v) == set(MATERIALIZED) - asked for v in materialize.missing_partitions(lake).values())
     shutil.rmtree(tmp_path / "before")
     shutil.copytree(lake, tmp_path / "before", ignore=shutil.ignore_patterns("derived", "*.duckdb"))
     underived, derived = connect(tmp_path / "before"), connect(lake)
@@ -388,7 +390,7 @@ def test_a_query_derives_the_views_it_reads_first_and_says_the_same(tmp_path, ca
         derived.close()
     # a report index derives every view
     assert main(["report", "--lake", str(lake), "-o", str(tmp_path / "index.html")]) == 0
-    assert derive.missing(lake) == {} and derive.kept(lake) == MATERIALIZED
+    assert materialize.missing_partitions(lake) == {} and materialize.kept_views(lake) == MATERIALIZED
 
 
 def test_a_view_some_trace_has_no_partition_of_is_evaluated_for_the_report(sample_lake, tmp_path):

@@ -16,7 +16,7 @@ import pytest
 from conftest import DATA
 from tracelake.analysis.diff_noise import INCONCLUSIVE
 from tracelake.cli.main import main
-from tracelake.jobs.derive_job import derive_absent
+from tracelake.jobs.derive_job import ensure_derived
 from tracelake.jobs.report_job import write_diff_pages
 from tracelake.lake.database import connect
 from tracelake.reports.data import index_rows, run_rows
@@ -48,7 +48,7 @@ def history_con(tmp_path_factory):
     for name, day, stretch in DATED_RUNS:
         _copy(src, tmp / f"{name}.pt.trace.json.gz", day, stretch)
     assert main(["ingest", str(tmp), "--lake", str(tmp / "lake"), "-q"]) == 0
-    derive_absent(tmp / "lake", 2)  # as `tracelake report` does before an index page
+    ensure_derived(tmp / "lake", None, jobs=2)  # as `tracelake report` does before an index page
     con = connect(tmp / "lake")
     yield con
     con.close()

@@ -100,7 +100,7 @@ def test_a_held_trace_is_invisible_until_it_is_published_with_its_derived_tables
     """The order that test above relies on, step by step: `run` holds each ingested trace (written,
     not published); derivation writes its derived tables beside it and then publishes both."""
     from tracelake.jobs.ingest_job import ingest_one
-    from tracelake.lake import derive, layout
+    from tracelake.lake import derive, layout, materialize
 
     out = tmp_path / "out"
     assert tracelake("run", folder_with(tmp_path, "a", SMALL), "--out", out, "--no-reports", "--jobs", "1",
@@ -115,6 +115,6 @@ def test_a_held_trace_is_invisible_until_it_is_published_with_its_derived_tables
     assert [held.trace_id in targets for _, targets in tasks] == [True]
     assert derive.derive_here(lake, tasks) == []
     assert layout.held_traces(lake) == {} and held.trace_id in layout.complete_trace_ids(lake)
-    views = derive.current()
+    views = materialize.view_fingerprints()
     assert all(held.trace_id in layout.derived_trace_ids(lake, v, fp) for v, fp in views.items()), views
     assert tracelake("sql", "--lake", lake, "--format", "csv", "SELECT count(*) AS n FROM traces").stdout.split() == ["n", "2"]

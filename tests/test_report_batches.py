@@ -4,8 +4,9 @@ a page must not depend on which other traces are loaded beside its run's."""
 from __future__ import annotations
 
 from tracelake.jobs import report_job, report_views
+from tracelake.lake import materialize
 from tracelake.lake.scoped import ScopedDatabase
-from tracelake.reports import data, sections
+from tracelake.reports import sections
 from tracelake.reports.render import trace_page
 
 
@@ -49,7 +50,7 @@ def test_views_are_frozen_in_catalog_order():
 
 def _page(db: ScopedDatabase, load: list[str], trace_id: str, views: list[str]) -> str:
     con = db.load(load)
-    with data.frozen(con, views):
+    with materialize.ready(con, views):
         return trace_page(con, trace_id, version="test").html
 
 

@@ -60,8 +60,9 @@ def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch, caplog):
     import vl_convert
     from tracelake.jobs.report_job import lake_path
     from tracelake.jobs.report_views import shared_views
+    from tracelake.lake import materialize
     from tracelake.lake.scoped import ScopedDatabase
-    from tracelake.reports import charts, data
+    from tracelake.reports import charts
     from tracelake.reports.render import trace_report
 
     validated, warned = [], []
@@ -80,7 +81,7 @@ def test_chart_specs_are_valid_vega_lite(sample_con, monkeypatch, caplog):
     try:
         for (trace_id,) in sample_con.sql("SELECT trace_id FROM traces").fetchall():
             con = db.load([trace_id])
-            with data.frozen(con, shared_views()):  # as the report job renders a page
+            with materialize.ready(con, shared_views()):  # as the report job renders a page
                 trace_report(con, trace_id, version="test")
     finally:
         db.close()
