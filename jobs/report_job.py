@@ -105,8 +105,8 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
     diff_links = {run: {"link": Path(os.path.relpath(p, index.parent)).as_posix(), "verdict": verdict}
                   for run, (p, verdict) in diffs.items()}
     with materialize.ready(con, INDEX_VIEWS):
-        page = index_report(con, relative, listed, list(rows.values()), version=__version__, diffs=diff_links)
-    write_atomically(index, page)
+        html = index_report(con, relative, listed, list(rows.values()), version=__version__, diffs=diff_links)
+    write_atomically(index, html)
     return index
 
 

@@ -183,7 +183,7 @@ def as_tables(con, order: list[str], threads: int = 1, then=None,
             cur.close()
 
     with ThreadPoolExecutor(max(1, threads)) as pool:
-        pending, running, done = list(order), {}, set()
+        pending, running, done = list(order), dict[Future, str](), set[str]()
         while pending or running:
             for view in [v for v in pending if needs[v] <= done and (v not in gates or gates[v].done())]:
                 if view in gates:
