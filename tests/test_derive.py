@@ -283,7 +283,7 @@ def test_ingest_derives_a_lake_once_it_is_worth_it(tmp_path, monkeypatch, sample
     test_derived_tables_equal_their_views_on_the_sample_lake)."""
     from tracelake.cli.main import main
 
-    monkeypatch.setattr(derive, "DERIVE_FROM_TRACES", 3)
+    monkeypatch.setattr(materialize, "DERIVE_FROM_TRACES", 3)
     files = sorted(p for p in DATA.iterdir() if p.name.endswith((".json.gz", ".sqlite.gz")))[:4]
     lake = tmp_path / "lake"
     for f in files[:2]:
