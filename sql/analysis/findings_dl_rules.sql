@@ -112,12 +112,13 @@ WHERE s.short_kernel_pct >= 50 AND b.idle_pct >= 30 AND coalesce(s.graphed_time_
 
 -- finding_host_sync_in_step: training steps in which the host blocked on the GPU
 -- (cudaStreamSynchronize, cudaDeviceSynchronize, synchronous cudaMemcpy, e.g. from
--- .item(), .cpu(), print(tensor)). One row per step.
+-- .item(), .cpu(), print(tensor)). One row per step; the evidence names the calls in
+-- alphabetical order (the same text at every run).
 CREATE OR REPLACE VIEW finding_host_sync_in_step AS
 SELECT s.trace_id, 'host_sync_in_step' AS rule, 'warning' AS severity, s.pid,
        min(a.start_ns) AS start_ns, CAST(sum(a.duration_ns) AS BIGINT) AS duration_ns,
        printf('%d blocking calls in %s (%s), %.3f ms in total', count(*), s.step,
-              string_agg(DISTINCT a.name, ', '), sum(a.duration_ns) / 1e6) AS evidence,
+              string_agg(DISTINCT a.name, ', ' ORDER BY a.name), sum(a.duration_ns) / 1e6) AS evidence,
        'Keep values on the GPU inside the step (accumulate losses as tensors, log every N '
        || 'steps); avoid .item()/.cpu()/print on GPU tensors in the loop.' AS advice
 FROM steps s
