@@ -14,7 +14,6 @@ processes that import tracelake.ingest load it too.
 
 from __future__ import annotations
 
-import time
 import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -112,15 +111,10 @@ def run(dirs: str | Path | Iterable[str | Path], out: str | Path, *, jobs: int |
     and links the page's findings and largest GPU gaps to it, as ``tracelake run --export``
     (docs/export.md).
     """
-    from tracelake.jobs import report_stamp, run_job
+    from tracelake.jobs.run_with_reports import run_with_reports
 
-    t0 = time.perf_counter()
-    summary = run_job.run(_paths(dirs), out, jobs=jobs, prune=prune, executor=executor, scheduler=scheduler)
-    if reports and summary.files and not report_stamp.current(out, summary.files, export):
-        from tracelake.jobs.report_job import write_run_reports
-
-        write_run_reports(out, summary.files, jobs=jobs, executor=executor, scheduler=scheduler, export=export)
-    summary.seconds = time.perf_counter() - t0  # the whole run, reports included
+    summary, _ = run_with_reports(_paths(dirs), out, jobs=jobs, prune=prune, reports=reports, export=export,
+                                  executor=executor, scheduler=scheduler)
     return summary
 
 

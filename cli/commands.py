@@ -393,36 +393,23 @@ def whatif(args) -> int:
 
 
 def run(args) -> int:
-    import time
-
-    from ..jobs import report_stamp, run_job
+    from ..jobs.run_with_reports import run_with_reports
     from .progress import Progress
 
-    t0 = time.perf_counter()
     progress = Progress(quiet=args.quiet or args.json, verbose=args.verbose)
     if args.executor == "dask" and not args.scheduler:
         print("error  --executor dask needs --scheduler ADDRESS (e.g. tcp://scheduler:8786)", file=sys.stderr)
         return EXIT_USAGE
+    page_errors: list[dict] = []  # report pages that could not be rendered (the others were)
     try:
-        summary = run_job.run(args.paths, args.out, jobs=args.jobs, prune=args.prune, on_outcome=progress.update,
-                              executor=args.executor, scheduler=args.scheduler, limits=limits_of(args),
-                              on_stage=progress.stage)
+        summary, index = run_with_reports(args.paths, args.out, jobs=args.jobs, prune=args.prune,
+                                          reports=not args.no_reports, export=args.export, executor=args.executor,
+                                          scheduler=args.scheduler, limits=limits_of(args),
+                                          on_outcome=progress.update, on_stage=progress.stage,
+                                          on_pages=progress.pages, page_errors=page_errors)
     except ImportError:
         print("error  --executor dask needs the dask extra: pip install 'tracelake[dask]'", file=sys.stderr)
         return EXIT_USAGE
-    page_errors: list[dict] = []  # report pages that could not be rendered (the others were)
-    index = None
-    if not args.no_reports and summary.files and report_stamp.current(args.out, summary.files, args.export):
-        index = Path(args.out) / "reports" / "index.html"  # written from this lake and these files already
-    elif not args.no_reports and summary.files:
-        from ..jobs.report_job import write_run_reports  # Altair and vl-convert: only when needed
-
-        t_reports = time.perf_counter()
-        index = write_run_reports(args.out, summary.files, jobs=args.jobs, executor=args.executor,
-                                  scheduler=args.scheduler, page_errors=page_errors, on_pages=progress.pages,
-                                  export=args.export)
-        summary.stage_seconds["reports"] = time.perf_counter() - t_reports
-    summary.seconds = time.perf_counter() - t0  # the whole run: ingest, derivation and reports
     progress.finish(summary, summary.seconds)
     if args.verbose:
         say("stages: " + ", ".join(f"{stage} {s:.1f} s" for stage, s in summary.stage_seconds.items()), err=True)

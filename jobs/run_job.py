@@ -41,7 +41,7 @@ class RunSummary:
     files: list[dict] = field(default_factory=list)
     seconds: float = 0.0
     # wall seconds of each stage: ingest (reading the files), derive (the materialized views),
-    # database (compaction, tracelake.duckdb); the CLI adds reports
+    # database (compaction, tracelake.duckdb); run_with_reports.py adds reports
     stage_seconds: dict[str, float] = field(default_factory=dict)
     derive_warnings: list[str] = field(default_factory=list)  # materialized views not derived for a trace
 
