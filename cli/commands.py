@@ -104,8 +104,8 @@ def sql(args) -> int:
 
 
 def stats(args) -> int:
-    from ..jobs.ingest_job import ingest_changed, read_in_memory
-    from ..lake import catalog, materialize
+    from ..jobs import stats_scope
+    from ..lake import catalog
     from ..lake.schema import TABLES
     from . import stats as reports
 
@@ -123,61 +123,17 @@ def stats(args) -> int:
     except ValueError as e:
         say(f"error  {e}", err=True)
         return EXIT_USAGE
-    # Without --lake nothing is written: the files' tables are held in memory, only those the reports
-    # read (ScopedDatabase.load_arrow). With --lake the files the lake does not hold unchanged are
-    # ingested, and their traces' rows read back from the lake (ScopedDatabase.load). Either way the
-    # views the reports read are evaluated once, on these traces' rows alone (a report per trace
-    # would evaluate each view again).
-    needed = catalog.reads(reports.reads(names, known), TABLES)
-    # a view under the reports that two of them (or of the views they read) read is evaluated once
-    # into a table; views of their files that nothing reads, not at all. Many such views (the
-    # default reports: ~70) are evaluated on every core (materialize.in_threads)
-    readers = [reports.reads([name], known) for name in names]
-    shared, parallel = materialize.shared_by(readers), materialize.in_threads(readers)
-    from concurrent.futures import ThreadPoolExecutor
-    from contextlib import ExitStack
-
-    from ..lake import cores
-    from ..lake.scoped import ScopedDatabase
-
-    evaluated = ExitStack()  # the views evaluated once, until the reports are printed
-
-    # the database (the catalog opened, its empty base tables: DuckDB, without the GIL) is set up
-    # while the files are read; of files, the calling context and the critical path are built
-    # while the next file is read and the views that do not read them are evaluated
-    with ThreadPoolExecutor(1) as pool, ThreadPoolExecutor(2, thread_name_prefix="tracelake-analysis") as analyses:
-        scoped_future = pool.submit(ScopedDatabase, args.lake, writable=parallel)  # None without --lake: tables from memory
-        if args.lake:
-            outcomes = ingest_changed(args.files, args.lake, failed)
-        else:
-            read = read_in_memory(args.files, needed, analyses, on_outcome=failed)
-            outcomes = read.outcomes
-        scoped = scoped_future.result()
-        if not outcomes:
-            scoped.close()
+    with stats_scope.of_files(args.files, args.lake, [reports.reads([name], known) for name in names],
+                              failed) as (outcomes, con):
+        if con is None:
             say(f"error  no trace files found under: {' '.join(args.files)}", err=True)
             return EXIT_SOME_FAILED
-        done = [o for o in outcomes if o.status == "ok"]
-        if args.lake:
-            con, waiting = scoped.load([o.trace_id for o in done], only=needed), None
-        else:
-            # the calling-context and critical-path tables are loaded when built, meanwhile the others are read
-            con = scoped.load_arrow(read.tables, only=set(TABLES) - read.later)
-            loaded = pool.submit(lambda: scoped.load_arrow(read.analysis_tables(), only=read.later))
-            waiting = read.later, loaded
-        # every table loaded, or the loading's error raised, before a report reads it
-        evaluated.enter_context(materialize.ready(con, shared, threads=cores.threads() if parallel else 1,
-                                                  waiting=waiting))
-    try:
         try:
             reports.resolve(names, reports.trace_views(con, names))  # a view without trace_id is no report
         except ValueError as e:
             say(f"error  {e}", err=True)
             return EXIT_USAGE
-        _print_stats(con, reports, names, done, args.format, args.timeunit)
-    finally:
-        evaluated.close()
-        con.close()
+        _print_stats(con, reports, names, [o for o in outcomes if o.status == "ok"], args.format, args.timeunit)
     return EXIT_SOME_FAILED if any(o.status == "error" or o.truncated for o in outcomes) else EXIT_OK
 
 
