@@ -389,16 +389,13 @@ def report(args) -> int:
     if con is None:
         return EXIT_USAGE
     # the reports pull in Altair and vl-convert: imported here, not at every command's start-up
-    from ..analysis import critpath_whatif
-    from ..jobs.report_job import lake_path, trace_scopes, views_frozen, write_atomically, write_reports
+    from ..jobs.report_job import write_reports, write_trace_report
     from ..jobs.trace_export import page_export_path
-    from ..jobs.trace_export import write as write_export
-    from ..lake.scoped import connect_scoped
-    from ..reports.render import trace_report
 
     try:
-        chosen = [_resolve_trace(con, wanted) for wanted in args.trace or []]
-        if None in chosen:
+        resolved = [_resolve_trace(con, wanted) for wanted in args.trace or []]
+        chosen = [t for t in resolved if t is not None]
+        if len(chosen) < len(resolved):
             return EXIT_USAGE
         if args.eml and not chosen:  # a lake of one trace: that one
             chosen = [r[0] for r in con.execute("SELECT trace_id FROM traces").fetchall()]
@@ -407,26 +404,7 @@ def report(args) -> int:
                 return EXIT_USAGE
         out = Path(args.output)
         if len(chosen) == 1:
-            scope = next(iter(trace_scopes(con, chosen)))
-            scoped = connect_scoped(lake_path(con), list(scope))
-            exported = page_export_path(out)
-            try:
-                with views_frozen(scoped, lake_path(con), list(scope)):  # as the report job renders a page
-                    whatif = critpath_whatif.report_rows(scoped, chosen[0])
-                    if args.export:
-                        write_export(scoped, chosen[0], exported)
-                    page = trace_report(scoped, chosen[0], version=__version__, whatif=whatif,
-                                        export=exported.name if args.export else None)
-                    # the e-mail carries no export: its page does not link one
-                    mailed = (trace_report(scoped, chosen[0], version=__version__, whatif=whatif)
-                              if args.eml and args.export else page)
-            finally:
-                scoped.close()
-            write_atomically(out, page)
-            if args.eml:
-                from ..reports.email import build_message
-
-                Path(args.eml).write_bytes(build_message(mailed, f"tracelake report: {chosen[0]}").as_bytes())
+            write_trace_report(con, chosen[0], out, eml=Path(args.eml) if args.eml else None, export=args.export)
         else:
             if args.eml:
                 print("error  --eml needs exactly one --trace (an index page links to other files)", file=sys.stderr)

@@ -10,7 +10,8 @@ With export=True (`--export`), traces/<trace_id>.trace.json.gz beside each page 
 Perfetto export (analysis.trace_export), which the page's findings and largest gaps link to; it
 goes with its page.
 A page that fails is listed (page_errors, and on the index) and the others go on; the index page
-is written last, by the caller's process.
+is written last, by the caller's process. write_trace_report renders the page of one trace alone
+(`tracelake report --trace ID`, and its e-mail) in the caller's process, as a worker renders it.
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from pathlib import Path
 from ..analysis import critpath_whatif
 from ..lake import atomic_write, cores, materialize
 from ..lake.database import connect
-from ..lake.scoped import ScopedDatabase, derived_served
+from ..lake.scoped import ScopedDatabase, connect_scoped, derived_served
 from ..lake.version import __version__
 from ..reports.data import INDEX_COLUMNS, INDEX_VIEWS, index_rows
-from ..reports.render import index_report, trace_page
+from ..reports.render import index_report, trace_page, trace_report
 from . import report_stamp, report_views, stage_workers
 from .trace_export import page_export_path
 from .trace_export import write as write_export
@@ -108,6 +109,32 @@ def write_reports(con, out_dir: Path, trace_ids: list[str] | None = None, failur
         html = index_report(con, relative, listed, list(rows.values()), version=__version__, diffs=diff_links)
     write_atomically(index, html)
     return index
+
+
+def write_trace_report(con, trace_id: str, out: Path, eml: Path | None = None, export: bool = False) -> None:
+    """`tracelake report --trace ID -o OUT.html`: the page of one trace of the lake `con` opens,
+    rendered as a page of write_reports is (a database of its run's traces, views_frozen), to
+    `out`. export: its Perfetto export beside it (page_export_path), which the page links; eml:
+    also the page as an e-mail (charts as attached PNGs), which links no export."""
+    scope = list(next(iter(trace_scopes(con, [trace_id]))))
+    scoped = connect_scoped(lake_path(con), scope)
+    exported = page_export_path(out)
+    try:
+        with views_frozen(scoped, lake_path(con), scope):
+            whatif = critpath_whatif.report_rows(scoped, trace_id)
+            if export:
+                write_export(scoped, trace_id, exported)
+            page = trace_report(scoped, trace_id, version=__version__, whatif=whatif,
+                                export=exported.name if export else None)
+            # the e-mail carries no export: its page does not link one
+            mailed = trace_report(scoped, trace_id, version=__version__, whatif=whatif) if eml and export else page
+    finally:
+        scoped.close()
+    write_atomically(out, page)
+    if eml:
+        from ..reports.email import build_message
+
+        eml.write_bytes(build_message(mailed, f"tracelake report: {trace_id}").as_bytes())
 
 
 def write_diff_pages(con, out_dir: Path, prune: bool = True) -> dict[str, tuple[Path, str]]:
