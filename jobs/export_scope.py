@@ -14,11 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..lake import catalog, cores, materialize
 from ..lake.schema import TABLES
 from ..lake.scoped import ScopedDatabase, derived_served
 from .ingest_job import FileOutcome, read_in_memory
+
+if TYPE_CHECKING:
+    import duckdb
 
 # What the exports query: a trace's events, a run's collectives and ranks, the traces' facts.
 READS = ("chrome_trace_events", "collective_flow_points", "rank_runs", "traces")
@@ -50,7 +54,8 @@ def of_lake(lake: str | Path, trace_ids: list[str]) -> Iterator:
 
 
 @contextmanager
-def of_files(paths: list[str], on_outcome: Callable[[FileOutcome], None]) -> Iterator[tuple[list[FileOutcome], object]]:
+def of_files(paths: list[str], on_outcome: Callable[[FileOutcome], None]
+             ) -> Iterator[tuple[list[FileOutcome], duckdb.DuckDBPyConnection]]:
     """(the files' outcomes, a connection to a database of the traces read), ready for the exports'
     queries. The database is set up while the files are read; the views that do not read the
     calling context or the critical path are evaluated while those are built."""

@@ -62,8 +62,8 @@ def test_a_query_process_loads_no_ingester(tmp_path, monkeypatch):
     monkeypatch.setenv("TRACELAKE_CACHE", str(tmp_path / "cache"))
     lake = tmp_path / "lake"
     ingest_paths([str(DATA / "torch-2.11_mnist-cnn-train_h100.pt.trace.json.gz")], lake)
-    code = ("import sys\nfrom tracelake.cli import commands\n"
-            f"con = commands.connect({str(lake)!r})\ncon.sql('SELECT count(*) FROM kernel_summary').fetchall()\n"
+    code = ("import sys\nimport tracelake.cli.commands\nfrom tracelake.lake.database import connect\n"
+            f"con = connect({str(lake)!r})\ncon.sql('SELECT count(*) FROM kernel_summary').fetchall()\n"
             "print(sorted(m for m in ('pyarrow', 'polars', 'tracelake.ingest.kineto.tables', 'tracelake.lake.schema',"
             " 'tracelake.reports.charts') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

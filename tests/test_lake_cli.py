@@ -78,7 +78,7 @@ def test_exit_codes(sample_lake, tmp_path, capsys):
 def test_help_everywhere():
     from tracelake.cli.commands import COMMANDS
 
-    for cmd in ([], *([c] for c in COMMANDS)):
+    for cmd in ([], *([c.NAME] for c in COMMANDS)):
         out = subprocess.run([sys.executable, "-m", "tracelake.cli.main", *cmd, "--help"], capture_output=True,
                              text=True, cwd=REPO)
         assert out.returncode == 0 and "usage: tracelake" in out.stdout, cmd

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import argparse
 
-from ..serve.limits import Limits
-from .terminal import say
+from ...serve.limits import Limits
+from ..exit_codes import EXIT_OK, EXIT_USAGE
+from ..terminal import say
 
-EXIT_OK, EXIT_USAGE = 0, 2
+NAME = "mcp"
 MISSING_SDK = "error  tracelake mcp needs the MCP SDK: pip install 'tracelake[mcp]'"
 MIN_CHARS = 2_000  # an answer's fixed lines (a headline's, the `next:` calls) fit
 
 
 def add_parser(sub) -> None:
     d = Limits()
-    s = sub.add_parser("mcp", help="serve a lake to AI agents: a read-only Model Context Protocol server on stdio",
+    s = sub.add_parser(NAME, help="serve a lake to AI agents: a read-only Model Context Protocol server on stdio",
                        description="A Model Context Protocol server on standard input and output, for agents such "
                                    "as Claude Code or Claude Desktop: its tools list the lake's traces and views, "
                                    "run read-only queries, and give a trace's headline, a diff and where to look "
@@ -45,17 +46,17 @@ def _at_least(kind, minimum):
     return parse
 
 
-def mcp(args) -> int:
+def run(args) -> int:
     import duckdb
 
     try:
-        from ..serve.server import serve
+        from ...serve.server import serve
     except ModuleNotFoundError as e:
         if (e.name or "").split(".")[0] != "mcp":
             raise
         say(MISSING_SDK, err=True)
         return EXIT_USAGE
-    from ..serve.lake_session import LakeSession
+    from ...serve.lake_session import LakeSession
 
     limits = Limits(max_rows=args.max_rows, max_chars=args.max_chars, time_limit_s=args.time_limit,
                     memory_limit=args.memory_limit)
