@@ -17,12 +17,7 @@ import sys
 import warnings
 from typing import NoReturn
 
-from ..ingest.reading import BadLimits
-from ..jobs import fs_errors
 from ..jobs.process_settings import prefer_jemalloc, use_cores
-from ..lake.format_version import LakeTooNew
-from ..lake.lock import LakeBusy, LakeReadOnly
-from ..lake.version import __version__
 from .commands import COMMANDS
 from .exit_codes import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_LAKE_BUSY, EXIT_USAGE
 from .limit_options import apply_memory_option
@@ -53,6 +48,8 @@ class _Versions(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         import platform
         from importlib.metadata import PackageNotFoundError, version
+
+        from ..lake.version import __version__
 
         parts = [f"tracelake {__version__}"]
         for name in ("duckdb", "polars", "pyarrow"):
@@ -97,6 +94,13 @@ def _exit_now(code: int) -> NoReturn:
 
 
 def _run(args) -> int:
+    # the errors caught below, imported once the arguments are parsed: they load lake/layout.py and
+    # the installed version's metadata (importlib.metadata), ~24 ms of a `tracelake --help` of ~94
+    from ..ingest.reading import BadLimits
+    from ..jobs import fs_errors
+    from ..lake.format_version import LakeTooNew
+    from ..lake.lock import LakeBusy, LakeReadOnly
+
     prefer_jemalloc()  # before the commands import pyarrow
     apply_memory_option(args)  # before any worker process starts
     apply_peak_option(args)
