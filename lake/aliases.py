@@ -12,8 +12,9 @@ file, changed or gone, is dealt with as any other (read again, or dropped by --p
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from . import atomic_write
 
 ALIASES_JSON = "aliases.json"
 
@@ -28,15 +29,10 @@ def read(lake: Path, complete: set[str]) -> dict[str, tuple[str, str]]:
 
 
 def write(lake: Path, aliases: dict[str, tuple[str, str]]) -> None:
-    """Replace the lake's aliases (temp file, then rename: a reader sees the old or the new list)."""
+    """Replace the lake's aliases (atomic_write: a reader sees the old or the new list)."""
     target = lake / ALIASES_JSON
     if not aliases:
         target.unlink(missing_ok=True)
         return
-    temp = target.with_name(f".{ALIASES_JSON}.{os.getpid()}")
-    try:
-        temp.write_text(json.dumps({p: {"trace_id": t, "content_sha256": s} for p, (s, t) in sorted(aliases.items())},
-                                   indent=1))
-        os.replace(temp, target)
-    finally:
-        temp.unlink(missing_ok=True)
+    atomic_write.write_text(target, json.dumps({p: {"trace_id": t, "content_sha256": s}
+                                                for p, (s, t) in sorted(aliases.items())}, indent=1))
