@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from .terminal import say
 
@@ -23,6 +24,16 @@ def open_lake(lake: str, private: bool = False, reads: Iterable[str] | None = ()
     except FileNotFoundError as e:
         say(f"error  {e}", err=True)
         return None
+
+
+def is_lake(lake: str) -> bool:
+    """Whether `lake` is a lake; if not, says so (for commands that need one and would not make one)."""
+    from ..lake import layout
+
+    if layout.is_lake(Path(lake)):
+        return True
+    say(f"error  {lake}: not a tracelake lake (no traces/ folder)", err=True)
+    return False
 
 
 def resolve_trace(con, wanted: str) -> str | None:

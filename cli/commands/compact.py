@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..exit_codes import EXIT_OK, EXIT_USAGE
 from ..option_help import NO_WAIT_HELP
 from ..terminal import say
@@ -22,11 +20,10 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from ...lake import layout
     from ...lake.compact import compact as run_compaction
+    from ..lake_access import is_lake
 
-    if not layout.is_lake(Path(args.lake)):
-        say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
+    if not is_lake(args.lake):
         return EXIT_USAGE
     s = run_compaction(args.lake)
     say(f"compacted {s.traces} traces ({s.loose} were loose, {s.segments_rewritten} segments rewritten): "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ..exit_codes import EXIT_OK, EXIT_USAGE
 from ..option_help import NO_WAIT_HELP
@@ -22,11 +21,10 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from ...jobs.derive_job import ensure_derived
-    from ...lake import layout
     from ...lake.database import build_database
+    from ..lake_access import is_lake
 
-    if not layout.is_lake(Path(args.lake)):
-        say(f"error  {args.lake}: not a tracelake lake (no traces/ folder)", err=True)
+    if not is_lake(args.lake):
         return EXIT_USAGE
     warnings = ensure_derived(args.lake, None, jobs=os.cpu_count() or 1)  # every view, what a changed one lacks
     db = build_database(args.lake)
