@@ -5,6 +5,7 @@ cluster; one task or one job runs in this process."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from concurrent.futures import BrokenExecutor
 from pathlib import Path
 
 import duckdb
@@ -79,7 +80,7 @@ def ensure_derived(lake: str | Path, views: Iterable[str] | None = (), *, fresh:
             warnings = _derive_lacking(lake, views, fresh, changed_folders, held, jobs, executor, scheduler, on_tasks)
             update_database(lake)
             return warnings
-        except (OSError, duckdb.Error) as e:
+        except (OSError, duckdb.Error, BrokenExecutor) as e:  # a worker killed (out of memory): the query goes on
             return [f"{lake}: views not derived, read from the base tables: {error_line(e)}"]
 
 

@@ -148,3 +148,21 @@ def test_shared_by_picks_what_two_queries_read():
     assert "gpu_ops" in chosen and "kernel_summary" not in chosen
     assert "kernel_summary" in materialize.shared_by([{"kernel_summary"}, {"kernel_summary"}])
     assert set(chosen) <= set(materialize.SHARED_VIEWS) | set(catalog.materialized())
+
+
+def test_a_reader_whose_derivation_worker_dies_reads_on(small_lake, monkeypatch):
+    """A worker killed while deriving for a reader (the out-of-memory killer) is one warning line; the
+    reader's query then reads the views from the base tables."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from tracelake.jobs import derive_job
+
+    def killed(*args, **kwargs):
+        raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+
+    changed = dict(materialize.view_fingerprints(), kernel_summary="0" * 12)
+    monkeypatch.setattr(materialize, "view_fingerprints", lambda: changed)
+    monkeypatch.setattr(derive_job, "derive", killed)
+    [warning] = ensure_derived(small_lake, jobs=2)
+    assert warning.startswith(f"{small_lake}: views not derived, read from the base tables: BrokenProcessPool")
+    assert "\n" not in warning
