@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import closing, contextmanager
 from functools import cache
 from pathlib import Path
@@ -91,12 +91,12 @@ def derived_served(con, lake: str | Path | None, trace_ids: list[str],
     served = []
     try:
         if lake is not None and trace_ids:
-            sources = _derived_sources(Path(lake), trace_ids)
+            sources = derived_sources(Path(lake), trace_ids)
             keep = set(sources) if wanted is None else wanted(set(sources))
             for view, source in sources.items():
                 if view not in keep:
                     continue
-                con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT {typed_select(_view_columns()[view])} "
+                con.execute(f"CREATE OR REPLACE TEMP VIEW {view} AS SELECT {typed_select(view_columns()[view])} "
                             f"FROM {source}")
                 served.append(view)
         yield served
@@ -105,12 +105,15 @@ def derived_served(con, lake: str | Path | None, trace_ids: list[str],
             con.execute(f"DROP VIEW IF EXISTS temp.{view}")
 
 
-def _derived_sources(lake: Path, trace_ids: list[str]) -> dict[str, str]:
-    """Materialized view -> a FROM expression of its current partitions of `trace_ids`, for the
-    views that have one for each of them (and whose columns are known)."""
-    known = _view_columns()
+def derived_sources(lake: Path, trace_ids: list[str], views: Iterable[str] | None = None) -> dict[str, str]:
+    """Materialized view (of `views`, default all) -> a FROM expression of its current partitions
+    of `trace_ids`, for the views that have one for each of them (and whose columns are known)."""
+    known = view_columns()
+    wanted = None if views is None else set(views)
     out = {}
     for view, fingerprint in catalog.materialized().items():
+        if wanted is not None and view not in wanted:
+            continue
         folder = layout.derived_folder(view, fingerprint)
         if view not in known:
             continue
@@ -124,7 +127,7 @@ def _derived_sources(lake: Path, trace_ids: list[str]) -> dict[str, str]:
 
 
 @cache
-def _view_columns() -> dict[str, list[tuple[str, str]]]:
+def view_columns() -> dict[str, list[tuple[str, str]]]:
     """Materialized view -> its (column, type) in order, from the catalog template in which each is
     a typed scan ({} without a cache folder: nothing is served)."""
     template = catalog_template(placed=True)

@@ -413,3 +413,28 @@ def test_a_view_some_trace_has_no_partition_of_is_evaluated_for_the_report(sampl
                                               [ids[0]]).fetchone()[0]
     finally:
         db.close()
+
+
+def test_a_view_derived_alone_reads_its_neighbours_partitions(sample_lake, tmp_path, monkeypatch):
+    """A changed view derived alone (a new tracelake changed `findings`) reads the unchanged
+    materialized views under it (its rules) from their partitions, not from the base tables; its
+    rows are those of the view evaluated from the base tables."""
+    lake = tmp_path / "lake"
+    shutil.copytree(sample_lake, lake, copy_function=shutil.copy2)
+    changed = dict(MATERIALIZED, findings="1" * 12)
+    monkeypatch.setattr(materialize, "view_fingerprints", lambda: changed)
+    served: list[str] = []
+    serve = derive._serve_derived
+    monkeypatch.setattr(derive, "_serve_derived", lambda *args: served.extend(serve(*args)) or served)
+    assert ensure_derived(lake) == []
+    rules = set(catalog.rule_views(catalog.load_files())) & set(MATERIALIZED)
+    assert rules and rules <= set(served) and "findings" not in served
+    columns = "trace_id, rule, severity, pid, start_ns, duration_ns, evidence, advice"
+    derived = duckdb.sql(f"SELECT {columns} FROM read_parquet('{lake}/derived/findings@{'1' * 12}/*/*.parquet', "
+                         "hive_partitioning = true)").fetchall()
+    db = ScopedDatabase(lake)
+    try:
+        evaluated = db.load(sorted(layout.complete_trace_ids(lake))).execute(f"SELECT {columns} FROM findings").fetchall()
+    finally:
+        db.close()
+    assert derived and sorted(derived, key=repr) == sorted(evaluated, key=repr)
