@@ -107,6 +107,7 @@ def _run(args) -> int:
     use_cores(getattr(args, "jobs", None))
 
     warnings.formatwarning = lambda message, *_, **__: f"warning  {message}\n"  # one line, no source line
+    sys.unraisablehook = _unraisable_interrupt_unsaid
 
     try:
         with lake_lock(args):
@@ -135,6 +136,14 @@ def _run(args) -> int:
             raise
         say(f"error  {line}", err=True)
         return EXIT_USAGE
+
+
+def _unraisable_interrupt_unsaid(unraisable) -> None:
+    """A Ctrl-C that lands where Python cannot raise it (a callback of the import system, while a
+    worker starts) is left to the one line `_run` says of the interrupt, not printed as 'Exception
+    ignored in ...' with a traceback; any other unraisable error is printed as Python does."""
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        sys.__unraisablehook__(unraisable)
 
 
 def lake_lock(args):
