@@ -183,8 +183,7 @@ def _serve_derived(con, lake: Path, scope: list[str], evaluated: frozenset[str])
     reached = catalog.reads(evaluated, (), stop=candidates) & candidates  # not those under another one
     served = []
     for view, source in derived_sources(lake, scope, reached).items():
-        con.execute(f"CREATE TABLE _rows_{view} AS SELECT {typed_select(view_columns()[view])} FROM {source}")
-        con.execute(f"BEGIN; DROP VIEW {view}; ALTER TABLE _rows_{view} RENAME TO {view}; COMMIT")
+        materialize.stand_in(con, view, f"SELECT {typed_select(view_columns()[view])} FROM {source}")
         served.append(view)
     return served
 

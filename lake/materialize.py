@@ -170,10 +170,7 @@ def as_tables(con, order: list[str], threads: int = 1, then=None,
         cur = con.cursor()
         try:
             try:
-                cur.execute(f"CREATE TABLE _rows_{view} AS SELECT * FROM main.{view}")
-                # one transaction: other threads see the view or its table, never neither (a view
-                # read before its turn, by a dependency the depends lines lack, is evaluated)
-                cur.execute(f"BEGIN; DROP VIEW {view}; ALTER TABLE _rows_{view} RENAME TO {view}; COMMIT")
+                stand_in(cur, view, f"SELECT * FROM main.{view}")
             except duckdb.Error as e:
                 failed.append((view, e))
                 return
@@ -197,6 +194,14 @@ def as_tables(con, order: list[str], threads: int = 1, then=None,
                     future.result()
                     done.add(running.pop(future))
     return failed
+
+
+def stand_in(con, view: str, rows: str) -> None:
+    """Replace `view` on `con` (an in-memory catalog) by a table of the rows of the query `rows`:
+    the views above it read the table. One transaction: other cursors see the view or its table,
+    never neither (a view read before its turn, by a dependency the depends lines lack, is evaluated)."""
+    con.execute(f"CREATE TABLE _rows_{view} AS {rows}")
+    con.execute(f"BEGIN; DROP VIEW {view}; ALTER TABLE _rows_{view} RENAME TO {view}; COMMIT")
 
 
 def _dependencies(views: list[str]) -> dict[str, set[str]]:
