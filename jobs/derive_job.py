@@ -66,30 +66,34 @@ def ensure_derived(lake: str | Path, views: Iterable[str] | None = (), *, fresh:
     on_tasks(tasks) is told the derivation tasks before they run. Returns the derivation's warnings
     (a failed derivation is one: the views then read the base tables, as before)."""
     lake = Path(lake).resolve()
+    views = None if views is None else set(views)
     if lock.holds(lake):  # (a new lake's traces may all be held yet: no traces/ folder)
-        return _derive_lacking(lake, views, fresh, changed_folders, held, jobs, executor, scheduler, on_tasks)
+        return _derive_lacking(lake, views, materialize.kept_views(lake), fresh, changed_folders, held, jobs,
+                               executor, scheduler, on_tasks)
     if not layout.is_lake(lake) or not layout.complete_trace_ids(lake):
         return []
-    if not (materialize.absent(lake, views) or materialize.stale(lake)):
+    kept = materialize.kept_views(lake)  # listed once for the checks and the derivation
+    if not (materialize.absent(lake, views, kept) or materialize.stale(lake, kept)):
         return []
     taken = lock.try_lock(lake)
     if taken is None:
         return []
     with taken:
         try:
-            warnings = _derive_lacking(lake, views, fresh, changed_folders, held, jobs, executor, scheduler, on_tasks)
+            warnings = _derive_lacking(lake, views, kept, fresh, changed_folders, held, jobs, executor, scheduler,
+                                       on_tasks)
             update_database(lake)
             return warnings
         except (OSError, duckdb.Error, BrokenExecutor) as e:  # a worker killed (out of memory): the query goes on
             return [f"{lake}: views not derived, read from the base tables: {error_line(e)}"]
 
 
-def _derive_lacking(lake: Path, views, fresh, changed_folders, held, jobs, executor, scheduler, on_tasks) -> list[str]:
-    fingerprints = materialize.view_fingerprints()
-    wanted = materialize.kept_views(lake) | {v: fp for v, fp in fingerprints.items() if views is None or v in set(views)}
+def _derive_lacking(lake: Path, views: set[str] | None, kept: dict[str, str], fresh, changed_folders, held, jobs,
+                    executor, scheduler, on_tasks) -> list[str]:
+    """Derive the views the lake keeps and `views` (None: all), in catalog order, where traces lack them."""
+    wanted = {v: fp for v, fp in materialize.view_fingerprints().items() if v in kept or views is None or v in views}
     if not wanted:
         return []
-    tasks = lake_derive.plan(lake, fresh, changed_folders, jobs, held=held,
-                             views={v: fp for v, fp in fingerprints.items() if v in wanted})
+    tasks = lake_derive.plan(lake, fresh, changed_folders, jobs, held=held, views=wanted)
     on_tasks(tasks)
     return derive(lake, tasks, jobs, executor, scheduler)

@@ -64,17 +64,20 @@ def keeps_all(lake: Path) -> bool:
     return len(kept_views(lake)) == len(view_fingerprints())
 
 
-def absent(lake: Path, views: Iterable[str] | None = None) -> dict[str, str]:
-    """The materialized views among `views` (default: all) that the lake does not keep yet."""
-    kept = kept_views(lake)
+def absent(lake: Path, views: Iterable[str] | None = None, kept: dict[str, str] | None = None) -> dict[str, str]:
+    """The materialized views among `views` (default: all) that the lake does not keep yet
+    (`kept`: kept_views(lake), when the caller has it)."""
+    kept = kept_views(lake) if kept is None else kept
     wanted = None if views is None else set(views)
     return {v: fp for v, fp in view_fingerprints().items() if (wanted is None or v in wanted) and v not in kept}
 
 
-def stale(lake: Path) -> dict[str, str]:
-    """The views the lake keeps that have no partition under their current fingerprint (their SQL
-    changed since they were derived: a new tracelake). Read from folder names: no trace is listed."""
-    return {v: fp for v, fp in kept_views(lake).items() if not layout.has_derived(lake, v, fp)}
+def stale(lake: Path, kept: dict[str, str] | None = None) -> dict[str, str]:
+    """The views the lake keeps (`kept`: kept_views(lake), when the caller has it) that have no
+    partition under their current fingerprint (their SQL changed since they were derived: a new
+    tracelake). Read from folder names: no trace is listed."""
+    kept = kept_views(lake) if kept is None else kept
+    return {v: fp for v, fp in kept.items() if not layout.has_derived(lake, v, fp)}
 
 
 def missing_partitions(lake: Path, views: dict[str, str] | None = None) -> dict[str, set[str]]:
