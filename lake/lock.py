@@ -29,6 +29,7 @@ from pathlib import Path
 from . import format_version
 
 LOCK_FILE = ".lock"
+HOLDER_SAYS_S = 2.0  # how long a waiter gives a holder to write who it is before saying "not yet"
 
 _HELD: dict[str, list] = {}  # resolved lake path -> [open lock file, depth]: reentrant within a process
 
@@ -93,16 +94,14 @@ def writer_lock(lake: str | Path, wait: bool = True, on_wait: Callable[[str], No
                                "stats without --lake, tracelake.open)") from e
         raise
     try:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
-            line = holder_line(lake, read_holder(lake))
-            if not wait:
-                raise LakeBusy(line) from None
-            on_wait(line)
-            fcntl.flock(f, fcntl.LOCK_EX)
+        if not _took(f):
+            taken, info = _holder_once_said(f, lake)
+            if not taken:
+                line = holder_line(lake, info)
+                if not wait:
+                    raise LakeBusy(line)
+                on_wait(line)
+                fcntl.flock(f, fcntl.LOCK_EX)
         f.seek(0)
         f.truncate()
         f.write(json.dumps(_holder()))
@@ -117,6 +116,29 @@ def writer_lock(lake: str | Path, wait: bool = True, on_wait: Callable[[str], No
             fcntl.flock(f, fcntl.LOCK_UN)
     finally:
         f.close()
+
+
+def _took(f) -> bool:
+    """Take the lock if it is free now."""
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        return False
+    return True
+
+
+def _holder_once_said(f, lake: Path) -> tuple[bool, dict | None]:
+    """(taken, who holds the lock), waiting up to HOLDER_SAYS_S for a holder that has taken it but
+    not yet written who it is (the two are a few instructions apart). taken: the lock came free
+    meanwhile and is now ours. Who is None if the holder said nothing in that time."""
+    deadline = time.monotonic() + HOLDER_SAYS_S
+    while (info := read_holder(lake)) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+        if _took(f):
+            return True, None
+    return False, info
 
 
 def holds(lake: str | Path) -> bool:

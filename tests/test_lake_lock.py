@@ -72,3 +72,37 @@ def test_a_killed_lock_holder_of_any_kind_releases_it(tmp_path):
     holder.wait()
     done = tracelake("ingest", SMALL, "--lake", lake, "--no-wait", "-q")
     assert done.returncode == 0, done.stderr
+
+
+def test_a_waiter_names_a_holder_that_writes_who_it_is_late(tmp_path):
+    """A holder takes the lock a few instructions before it writes who it is; a second writer
+    arriving in between waited for that line instead of saying 'it has not said which yet' (seen
+    in CI: the second of two runs started at once). Here the holder writes 300 ms late."""
+    import fcntl
+    import json
+    import threading
+    import time
+
+    from tracelake.lake.lock import LOCK_FILE, LakeBusy, writer_lock
+
+    lake = tmp_path / "lake"
+    lake.mkdir()
+    taken = threading.Event()
+
+    def late_holder():
+        with open(lake / LOCK_FILE, "a+", encoding="utf-8") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            taken.set()
+            time.sleep(0.3)
+            f.write(json.dumps({"pid": 4242, "host": "h", "since": time.time(), "command": "tracelake run x"}))
+            f.flush()
+            time.sleep(0.5)
+
+    holder = threading.Thread(target=late_holder)
+    holder.start()
+    taken.wait()
+    with pytest.raises(LakeBusy, match="written by pid 4242 on h"), writer_lock(lake, wait=False):
+        pass
+    holder.join()
+    with writer_lock(lake, wait=False):  # free again once the holder's file is closed
+        pass
