@@ -101,12 +101,19 @@ class WorkerPool(ProcessPoolExecutor):
         return False
 
     def kill_workers(self) -> None:
+        """Kill the workers, cancel the queued tasks, and wait (up to 10 s) for the executor's
+        manager thread to see them gone. Not waited for, that thread closed its wake-up pipe while
+        Python's exit hook (concurrent.futures.process._python_exit, unlocked in 3.11) was writing
+        to it: an OSError traceback after the interrupt's one line (seen in CI)."""
+        manager = getattr(self, "_executor_manager_thread", None)
         for process in list((getattr(self, "_processes", None) or {}).values()):
             try:
                 process.kill()
             except (OSError, ValueError):
                 pass
         self.shutdown(wait=False, cancel_futures=True)
+        if manager is not None and manager is not threading.current_thread():
+            manager.join(timeout=10)
 
 
 def process_pool(workers: int) -> WorkerPool:

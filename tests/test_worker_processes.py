@@ -135,3 +135,26 @@ def test_fifo_among_traces_does_not_hang_run(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "x.json: a FIFO (named pipe), not a regular file" in out.stderr
     assert (tmp_path / "out" / "reports" / "index.html").is_file()
+
+
+def test_a_pool_left_by_an_exception_has_no_thread_left_to_race_the_exit():
+    """Leaving the pool by an exception kills its workers; the executor's manager thread then
+    closes its wake-up pipe. Until that thread has ended, Python's exit hook could write to the pipe
+    as it closed, and `tracelake run` printed an OSError traceback after Ctrl-C's one line (CI, 1
+    run in ~10): kill_workers waits for it."""
+    from tracelake.jobs.worker_pool import process_pool
+
+    class Stop(Exception):
+        pass
+
+    pool = process_pool(2)
+    try:
+        with pool:
+            pool.submit(time.sleep, 30)
+            pool.submit(time.sleep, 30)
+            manager = pool._executor_manager_thread
+            time.sleep(0.5)  # both workers started
+            raise Stop
+    except Stop:
+        pass
+    assert manager is not None and not manager.is_alive()
