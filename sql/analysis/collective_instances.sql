@@ -72,7 +72,7 @@ WITH calls AS MATERIALIZED (
     JOIN traces t USING (trace_id)
 ),
 ordered AS MATERIALIZED (
-    SELECT *, row_number() OVER (PARTITION BY run_id, rank, pg ORDER BY start_ns, end_ns) - 1 AS pg_ordinal,
+    SELECT *, row_number() OVER (PARTITION BY run_id, rank, pg ORDER BY start_ns, end_ns, call_index) - 1 AS pg_ordinal,
            min(rank) OVER (PARTITION BY run_id, pg) AS reference_rank
     FROM calls
     WHERE ranks_in_run >= 2 AND rank IS NOT NULL
@@ -85,7 +85,7 @@ shifts AS (
                   AND r.arrival_ns < o.end_epoch_ns AND o.arrival_ns < r.end_epoch_ns
                   AND r.operation IS NOT DISTINCT FROM o.operation
     GROUP BY o.run_id, o.pg, o.rank, shift
-    QUALIFY row_number() OVER (PARTITION BY o.run_id, o.pg, o.rank ORDER BY count(*) DESC, abs(shift)) = 1
+    QUALIFY row_number() OVER (PARTITION BY o.run_id, o.pg, o.rank ORDER BY count(*) DESC, abs(shift), shift) = 1
 ),
 keyed AS (
     SELECT o.*, CASE WHEN o.seq IS NOT NULL THEN 'seq ' || o.seq
@@ -183,8 +183,9 @@ FROM (SELECT * FROM multi UNION ALL BY NAME SELECT * FROM single);
 -- @column process_group_name  Process group ('Process Group Name'; NULL when not recorded).
 -- @column seq                 Sequence number in the group, when recorded.
 -- @column matched_by          'seq', 'order' (aligned call order in the group) or 'single' (one rank only).
--- @column operation           all_reduce, all_gather, ... (collectives.operation).
--- @column dtype               Element type.
+-- @column operation           all_reduce, all_gather, ... (collectives.operation): the ranks' most common,
+--                             ties to the first name ('recv' for a send matched with its recv).
+-- @column dtype               Element type (the ranks' most common, ties to the first name).
 -- @column bytes               Per-rank buffer size as nccl-tests counts it (largest among the ranks) (bytes).
 -- @column group_size          Ranks in the process group (recorded, else the ranks of the run).
 -- @column ranks_matched       Ranks whose call was matched.
@@ -195,7 +196,7 @@ FROM (SELECT * FROM multi UNION ALL BY NAME SELECT * FROM single);
 --                             transfer in calls whose ranks arrived together (collective_instance_ranks).
 -- @column transfer_basis      'last_arrival', 'finished_early', 'to_last_end' or 'aligned_calls'
 --                             (collective_instance_ranks).
--- @column last_rank           Rank that arrived last.
+-- @column last_rank           Rank that arrived last (the lowest of those that arrived at the same time).
 -- @column max_wait_ns         Longest wait of a rank (ns).
 -- @column total_wait_ns       Sum of the ranks' waits (ns).
 -- @column ranks               The ranks, in order.
@@ -206,11 +207,13 @@ FROM (SELECT * FROM multi UNION ALL BY NAME SELECT * FROM single);
 CREATE OR REPLACE VIEW collective_instances AS
 WITH grouped AS (
     SELECT run_id, instance, any_value(process_group_name) AS process_group_name, any_value(seq) AS seq,
-           any_value(matched_by) AS matched_by, mode(operation) AS operation, mode(dtype) AS dtype,
+           any_value(matched_by) AS matched_by,
+           -- ties (a send on one rank, its recv on the other) go to the first name
+           mode(operation ORDER BY operation) AS operation, mode(dtype ORDER BY dtype) AS dtype,
            max(bytes) AS bytes, max(group_size) AS group_size, count(*) AS ranks_matched,
            min(arrival_ns) AS start_ns, max(arrival_ns) - min(arrival_ns) AS skew_ns,
            min(transfer_ns) AS transfer_ns, max(transfer_basis) AS transfer_basis,
-           arg_max(rank, arrival_ns) AS last_rank,
+           min(rank) FILTER (WHERE is_last) AS last_rank,
            max(wait_ns) AS max_wait_ns, sum(wait_ns) AS total_wait_ns,
            list(rank ORDER BY rank) AS ranks, list(wait_ns ORDER BY rank) AS wait_ns_by_rank
     FROM collective_instance_ranks
