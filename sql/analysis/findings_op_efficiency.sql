@@ -31,7 +31,7 @@ SELECT trace_id, pid, name, category, precision, shapes, any_value(gpu) AS gpu, 
        min(start_ns) AS start_ns, CAST(sum(device_ns) AS BIGINT) AS device_ns,
        100.0 * sum(device_ns) / sum(sum(device_ns)) OVER (PARTITION BY trace_id) AS time_pct,
        any_value(flops) AS flops, any_value(bytes) AS bytes, any_value(arithmetic_intensity) AS ai,
-       any_value(ridge_flop_per_byte) AS ridge, any_value(peak_tflops) AS peak_tflops, mode(bound) AS bound,
+       any_value(ridge_flop_per_byte) AS ridge, any_value(peak_tflops) AS peak_tflops, mode(bound ORDER BY bound) AS bound,
        100.0 * sum(roof_ns) / sum(device_ns) AS roof_pct, sum(flops) / sum(device_ns) / 1e3 AS tflops
 FROM op_efficiency
 GROUP BY trace_id, pid, name, category, precision, shapes;

@@ -16,7 +16,7 @@
 -- @column active_blocks_per_sm       Blocks resident on one SM at once (the least, over the launches).
 -- @column theoretical_occupancy_pct  kernel_occupancy's, the least over the launches (%).
 -- @column estimated_occupancy_pct    kernel_occupancy's (Kineto's estimate), weighted by duration (%).
--- @column limiter                    What sets the blocks per SM (the most common over the launches).
+-- @column limiter                    What sets the blocks per SM (the most common over the launches; ties to the first name).
 CREATE OR REPLACE VIEW kernel_occupancy_summary AS
 WITH all_kernels AS (
     SELECT trace_id, sum(duration_ns) AS kernel_ns FROM kernels GROUP BY trace_id
@@ -27,7 +27,7 @@ SELECT o.trace_id, o.name, o.threads_per_block, o.registers_per_thread, o.shared
        min(o.active_blocks_per_sm) AS active_blocks_per_sm,
        min(o.theoretical_occupancy_pct) AS theoretical_occupancy_pct,
        sum(o.estimated_occupancy_pct * o.duration_ns) / nullif(sum(o.duration_ns), 0) AS estimated_occupancy_pct,
-       mode(o.limiter) AS limiter
+       mode(o.limiter ORDER BY o.limiter) AS limiter
 FROM kernel_occupancy o
 JOIN all_kernels a USING (trace_id)
 GROUP BY o.trace_id, o.name, o.threads_per_block, o.registers_per_thread, o.shared_memory_bytes;

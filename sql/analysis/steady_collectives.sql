@@ -22,7 +22,7 @@
 -- @column transfer_ns  duration_ns - wait_ns (ns).
 -- @column skew_ns      Summed arrival skew of these collectives: last arrival - first arrival (ns).
 -- @column bytes        Summed per-rank buffer sizes, as nccl-tests counts them (bytes; NULL when unknown).
--- @column kernel       The communication kernel name (the most frequent).
+-- @column kernel       The communication kernel name (the most frequent; ties to the first name).
 CREATE OR REPLACE VIEW steady_collectives AS
 WITH instances AS (
     SELECT run_id, instance, arg_max(rank, arrival_ns) AS last_rank,
@@ -44,6 +44,6 @@ steady AS (
 SELECT trace_id, pid, any_value(rank) AS rank, operation, last_rank, count(*) AS calls,
        CAST(sum(duration_ns) AS BIGINT) AS duration_ns, CAST(sum(wait_ns) AS BIGINT) AS wait_ns,
        CAST(sum(duration_ns - wait_ns) AS BIGINT) AS transfer_ns, CAST(sum(skew_ns) AS BIGINT) AS skew_ns,
-       CAST(sum(bytes) AS BIGINT) AS bytes, mode(kernel_name) AS kernel
+       CAST(sum(bytes) AS BIGINT) AS bytes, mode(kernel_name ORDER BY kernel_name) AS kernel
 FROM steady
 GROUP BY trace_id, pid, operation, last_rank;
