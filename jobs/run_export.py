@@ -103,7 +103,7 @@ def write_run(con, run_id: str, out: str | Path) -> tuple[int, int]:
             JOIN _run_pids p ON p.member = c.member AND p.pid = f.device_id
             WHERE f.run_id = $run AND f.hops > 1
         )
-        SELECT event FROM events ORDER BY ts_ns NULLS FIRST""",
+        SELECT event FROM events ORDER BY ts_ns NULLS FIRST, event""",
         {"run": run_id}))
     for table in ("_run_export", "_run_members", "_run_clock", "_run_pids"):
         con.execute(f"DROP TABLE {table}")

@@ -27,7 +27,7 @@ def write(con, trace_id: str, out: str | Path) -> int:
     if meta[0] is not None:
         head["distributedInfo"] = {"rank": meta[0], "world_size": meta[1], "backend": meta[2]}
     return write_document(out, head, con.execute(
-        "SELECT event FROM chrome_trace_events(?) ORDER BY ts_ns", [trace_id]))
+        "SELECT event FROM chrome_trace_events(?) ORDER BY ts_ns, event", [trace_id]))
 
 
 def write_document(out: str | Path, head: dict, events) -> int:
@@ -59,11 +59,12 @@ def page_export_path(page: Path) -> Path:
 
 def _write_atomically(out: Path, write_to) -> None:
     """write_to(a binary file) into `out`, gzip-compressed when it ends in .gz; to a temporary file
-    renamed into place, so a reader (or a page linking it) never sees half a file."""
+    renamed into place, so a reader (or a page linking it) never sees half a file. The gzip header
+    holds no time (as `gzip -n`): the same trace gives the same bytes."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write.replacing(out) as tmp, open(tmp, "wb") as f:
         if out.suffix == ".gz":
-            with gzip.GzipFile(filename="", mode="wb", compresslevel=3, fileobj=f) as z:
+            with gzip.GzipFile(filename="", mode="wb", compresslevel=3, fileobj=f, mtime=0) as z:
                 write_to(z)
         else:
             write_to(f)

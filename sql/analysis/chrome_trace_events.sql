@@ -22,7 +22,8 @@
 -- depends: kernels, memcpy, memset, api_calls, cpu_ops, annotations, python_frames, steps, step_phases,
 --          critical_path, largest_gpu_gaps, findings, traces
 --
--- @column ts_ns  Event time (ns): the order of the lines.
+-- @column ts_ns  Event time (ns): the order of the lines (tracelake export orders events of one
+--                time by their text).
 -- @column event  The event as a JSON object.
 CREATE OR REPLACE MACRO _chrome_trace_us(ns) AS CAST(ns AS DECIMAL(38, 3)) / 1000;
 
