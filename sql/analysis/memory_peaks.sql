@@ -23,8 +23,8 @@
 --                                    NULL for nsys).
 -- @column peak_at_ns                 When allocated first reached its peak (ns; the step's
 --                                    start when the level carried in was the highest).
--- @column peak_event_id              The event after which allocated was at its peak (what is
---                                    live then: memory_peak_live).
+-- @column peak_event_id              The event after which allocated was at its peak, the first of
+--                                    several that reached it (what is live then: memory_peak_live).
 -- @column reserved_at_peak_bytes     Reserved at that moment (bytes; when the level carried in was
 --                                    the peak, reserved after the step's first event).
 -- @column allocated_at_start_bytes   Allocated when the step began (bytes).
@@ -44,9 +44,10 @@ per_step AS (
            arg_min(m.allocated_bytes - m.delta_bytes, m.event_id) AS allocated_at_start_bytes,
            min(m.event_id) AS first_event_id,
            max(m.allocated_bytes) AS inside_peak_bytes,
-           arg_max(m.event_id, m.allocated_bytes) AS inside_peak_event_id,
-           arg_max(m.ts_ns, m.allocated_bytes) AS inside_peak_ns,
-           arg_max(m.reserved_bytes, m.allocated_bytes) AS inside_reserved_at_peak_bytes,
+           -- the first event at the peak (several may reach the same level)
+           arg_max(m.event_id, (m.allocated_bytes, -m.event_id)) AS inside_peak_event_id,
+           arg_max(m.ts_ns, (m.allocated_bytes, -m.event_id)) AS inside_peak_ns,
+           arg_max(m.reserved_bytes, (m.allocated_bytes, -m.event_id)) AS inside_reserved_at_peak_bytes,
            max(m.reserved_bytes) AS peak_reserved_bytes,
            arg_min(m.reserved_bytes, m.event_id) AS reserved_at_start_bytes,
            arg_max(m.allocated_bytes, m.event_id) AS allocated_at_end_bytes,
@@ -83,7 +84,7 @@ JOIN traces t USING (trace_id);
 -- @column allocated_at_end_bytes    Allocated after the last event (bytes).
 -- @column reserved_at_end_bytes     Reserved after the last event (bytes; NULL for nsys).
 -- @column peak_allocated_bytes      Highest allocated level (bytes).
--- @column peak_at_ns                When it was reached (ns).
+-- @column peak_at_ns                When it was first reached (ns).
 -- @column peak_reserved_bytes       Highest reserved level (bytes).
 CREATE OR REPLACE VIEW memory_summary AS
 SELECT trace_id, any_value(source) AS source, pid, device_type, device_id,
@@ -92,7 +93,7 @@ SELECT trace_id, any_value(source) AS source, pid, device_type, device_id,
        arg_max(allocated_bytes, event_id) AS allocated_at_end_bytes,
        arg_max(reserved_bytes, event_id) AS reserved_at_end_bytes,
        max(allocated_bytes) AS peak_allocated_bytes,
-       arg_max(ts_ns, allocated_bytes) AS peak_at_ns,
+       arg_max(ts_ns, (allocated_bytes, -event_id)) AS peak_at_ns,
        max(reserved_bytes) AS peak_reserved_bytes
 FROM memory_timeline
 GROUP BY trace_id, pid, device_type, device_id;
