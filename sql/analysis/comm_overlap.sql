@@ -105,7 +105,7 @@ LEFT JOIN process_groups g ON g.run_id = c.run_id AND g.group_name = l.group_nam
 -- @column exposed_ns           Mean exposed part (ns).
 -- @column exposed_pct          Mean exposed share of the step (per cent).
 -- @column overlap_pct          overlapped_ns / communication_ns x 100.
--- @column worst_rank           Rank with the largest mean exposed time.
+-- @column worst_rank           Rank with the largest mean exposed time (the lowest of those as large).
 -- @column worst_rank_exposed_ns Its mean exposed time per step (ns).
 CREATE OR REPLACE VIEW comm_overlap_groups AS
 WITH steady AS (
@@ -116,7 +116,8 @@ per_rank AS (
     SELECT run_id, group_name, rank, avg(exposed_ns) AS exposed_ns FROM steady GROUP BY ALL
 ),
 worst AS (
-    SELECT run_id, group_name, arg_max(rank, exposed_ns) AS worst_rank, max(exposed_ns) AS worst_rank_exposed_ns
+    -- ties (ranks whose communication is all hidden, 0 exposed) go to the lowest rank
+    SELECT run_id, group_name, arg_min(rank, (-exposed_ns, rank)) AS worst_rank, max(exposed_ns) AS worst_rank_exposed_ns
     FROM per_rank GROUP BY ALL
 )
 SELECT s.run_id, s.group_name, any_value(g.group_desc) AS group_desc, any_value(g.role) AS role,

@@ -11,7 +11,7 @@
 -- @column trace_id       Trace.
 -- @column pid            Process.
 -- @column symbol         Function symbol (or '(unresolved)').
--- @column module         Binary or library.
+-- @column module         Binary or library (the most common among its frames; ties to the first name).
 -- @column self_samples   Samples with this function as the leaf.
 -- @column total_samples  Samples with this function anywhere on the stack.
 -- @column self_pct       self_samples / the process's samples x 100.
@@ -27,7 +27,7 @@ WITH frames AS (
 per_process AS (
     SELECT trace_id, pid, count(*) AS samples FROM cpu_samples GROUP BY ALL
 )
-SELECT f.trace_id, f.pid, f.symbol, any_value(f.module) AS module,
+SELECT f.trace_id, f.pid, f.symbol, mode(f.module ORDER BY f.module) AS module,
        count(DISTINCT f.sample_id) FILTER (WHERE f.depth = 0) AS self_samples,
        count(DISTINCT f.sample_id) AS total_samples,
        100.0 * count(DISTINCT f.sample_id) FILTER (WHERE f.depth = 0) / any_value(p.samples) AS self_pct,

@@ -17,8 +17,8 @@
 -- @column example      Evidence of the longest flagged operation (of equal ones, the evidence
 --                      last in text order, so the example does not depend on row order).
 -- @column advice       What to do about it.
--- @column example_start_ns  Start of the example's operation (ns, trace clock; NULL when that
---                      finding has no time).
+-- @column example_start_ns  Start of the example's operation (ns, trace clock; of findings with the
+--                      example's duration and evidence, the earliest; NULL when they have no time).
 CREATE OR REPLACE VIEW findings_by_rule AS
 WITH flagged AS MATERIALIZED (
     SELECT * FROM findings  -- read once: over a lake not yet derived, it is every rule's query
@@ -43,7 +43,8 @@ wait_cost AS (
 by_rule AS (
     SELECT trace_id, rule, severity, count(*) AS occurrences, CAST(sum(duration_ns) AS BIGINT) AS total_ns,
            arg_max(evidence, (duration_ns, evidence)) AS example, min(advice) AS advice,
-           arg_max(start_ns, (duration_ns, evidence)) AS example_start_ns
+           -- of equal examples the earliest (a NULL start only when all of them have none)
+           arg_max_null(start_ns, (duration_ns, evidence, coalesce(-start_ns, -9223372036854775807))) AS example_start_ns
     FROM flagged
     GROUP BY trace_id, rule, severity
 )

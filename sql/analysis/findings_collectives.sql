@@ -94,7 +94,7 @@ JOIN anchor a USING (run_id);
 -- least half of the rank's collectives. One row per trace and process.
 CREATE OR REPLACE VIEW finding_tiny_collectives AS
 SELECT trace_id, 'tiny_collectives' AS rule, 'info' AS severity, pid,
-       arg_min(device_id, start_ns) AS device_id, arg_min(stream_id, start_ns) AS stream_id,
+       arg_min(device_id, (start_ns, call_index)) AS device_id, arg_min(stream_id, (start_ns, call_index)) AS stream_id,
        min(start_ns) AS start_ns,
        CAST(sum(duration_ns) FILTER (WHERE bytes < 1048576) AS BIGINT) AS duration_ns,
        printf('%d of %d collectives move under 1 MiB (median %s) and take %.3f ms',

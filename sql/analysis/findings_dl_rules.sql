@@ -55,7 +55,7 @@ on_gpu AS (
     WHERE c.external_id IS NOT NULL
 )
 SELECT b.trace_id, 'tensor_core_alignment' AS rule, 'warning' AS severity, c.pid,
-       min(c.start_ns) AS start_ns, arg_min(c.duration_ns, c.start_ns) AS duration_ns,
+       min(c.start_ns) AS start_ns, arg_min(c.duration_ns, (c.start_ns, c.op_id)) AS duration_ns,
        printf('%s with %s inputs of shapes %s (%d calls): a dimension is not a multiple of %d',
               b.name, b.dtype, CAST(b.dims AS VARCHAR), count(*), b.align) AS evidence,
        printf('Pad the dimensions to multiples of %d (vocabulary, hidden and batch sizes) so '

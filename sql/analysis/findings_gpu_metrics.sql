@@ -25,7 +25,8 @@
 -- @column trace_id     Trace.
 -- @column rule         'memory_bound', 'tensor_cores_idle' or 'pcie_bound_copies'.
 -- @column severity     'info' (memory_bound) or 'warning'.
--- @column pid          Process (memory_bound: the range's).
+-- @column pid          Process (memory_bound: the range's): of the first instance, kernel or copy (of
+--                      several that started at once, the lowest pid).
 -- @column device_id    GPU.
 -- @column start_ns     See above (ns).
 -- @column duration_ns  See above (ns).
@@ -33,7 +34,7 @@
 -- @column advice       What to do.
 CREATE OR REPLACE VIEW finding_memory_bound AS
 WITH firsts AS (
-    SELECT trace_id, range, device_id, min(start_ns) AS start_ns, arg_min(pid, start_ns) AS pid
+    SELECT trace_id, range, device_id, min(start_ns) AS start_ns, arg_min(pid, (start_ns, pid)) AS pid
     FROM nvtx_range_gpu_metrics
     GROUP BY ALL
 )
@@ -57,7 +58,7 @@ WITH kernel_time AS (
     SELECT trace_id, sum(duration_ns) AS ns FROM kernels GROUP BY trace_id
 ),
 firsts AS (
-    SELECT trace_id, name, device_id, min(start_ns) AS start_ns, arg_min(pid, start_ns) AS pid
+    SELECT trace_id, name, device_id, min(start_ns) AS start_ns, arg_min(pid, (start_ns, pid)) AS pid
     FROM kernels
     GROUP BY ALL
 )
@@ -87,7 +88,7 @@ measured AS (
     SELECT * FROM gpu_metrics_over(copies)
 ),
 totals AS (
-    SELECT trace_id, device_id, lane, min(start_ns) AS start_ns, arg_min(pid, start_ns) AS pid,
+    SELECT trace_id, device_id, lane, min(start_ns) AS start_ns, arg_min(pid, (start_ns, pid)) AS pid,
            sum(bytes) AS bytes
     FROM copies
     GROUP BY ALL

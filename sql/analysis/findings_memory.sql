@@ -6,8 +6,9 @@
 -- finding_memory_growth: a device whose per-step peak of allocated memory grows across the
 -- steps (a leak across iterations). The first step is left out (it allocates optimizer state
 -- and warms the caches); of the rest, at least 3, no peak may fall below the one before, at
--- least half must rise, and the last must exceed the first by 1 MiB and 0.1 %. One row per
--- trace, process and device.
+-- least half must rise, and the last must exceed the first by 1 MiB and 0.1 %. The evidence
+-- names the calling context that kept the most of what these steps allocated and never freed
+-- (of contexts that kept as much, the first in text order). One row per trace, process and device.
 --
 -- depends: memory_peaks, memory_summary, memory_device_blocks, memory_call_contexts
 -- materialize: per trace
@@ -54,7 +55,8 @@ kept AS (
     GROUP BY ALL
 ),
 top AS (
-    SELECT trace_id, pid, device_type, device_id, sum(bytes) AS bytes, arg_max(context, bytes) AS context
+    -- the context that kept the most (of contexts that kept as much, the first name)
+    SELECT trace_id, pid, device_type, device_id, sum(bytes) AS bytes, arg_min(context, (-bytes, context)) AS context
     FROM kept
     GROUP BY ALL
 )

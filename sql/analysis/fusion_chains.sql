@@ -142,7 +142,8 @@ forward AS (
     SELECT r.trace_id, r.chain_id, r.idx,
            coalesce(fw.pid, r.pid) AS pid, coalesce(fw.tid, r.tid) AS tid, coalesce(fw.start_ns, r.op_start_ns) AS at_ns
     FROM roots r
-    LEFT JOIN (SELECT trace_id, sequence_number, arg_min(pid, start_ns) AS pid, arg_min(tid, start_ns) AS tid,
+    LEFT JOIN (SELECT trace_id, sequence_number, arg_min(pid, (start_ns, pid, tid)) AS pid,
+                      arg_min(tid, (start_ns, pid, tid)) AS tid,
                       min(start_ns) AS start_ns
                FROM op_calls
                WHERE sequence_number IS NOT NULL AND name NOT LIKE 'autograd::%' AND name NOT LIKE '%Backward%'

@@ -66,7 +66,7 @@ runs AS (
     FROM islands WHERE regular GROUP BY ALL
 ),
 best AS (
-    SELECT trace_id, pid, arg_max(island, n * 1e18 - first_ns) AS island FROM runs GROUP BY ALL
+    SELECT trace_id, pid, arg_max(island, (n, -first_ns)) AS island FROM runs GROUP BY ALL
 )
 SELECT i.trace_id, i.pid, i.anchor, i.period_ns, count(*) OVER (PARTITION BY i.trace_id, i.pid) + 1 AS runs,
        row_number() OVER (PARTITION BY i.trace_id, i.pid ORDER BY i.start_ns) - 1 AS period_index,

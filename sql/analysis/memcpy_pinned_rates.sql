@@ -29,7 +29,7 @@ link AS (
     SELECT d.trace_id, d.device_id,
            (SELECT 0.87e9 * pcie_gb_per_s(l.pcie_generation, l.pcie_lanes) FROM gpu_pcie_links l
             WHERE regexp_matches(d.name, l.name_pattern, 'i')
-            ORDER BY length(l.name_pattern) DESC LIMIT 1) AS bytes_per_s
+            ORDER BY length(l.name_pattern) DESC, l.gpu LIMIT 1) AS bytes_per_s
     FROM devices d
 ),
 pageable AS (

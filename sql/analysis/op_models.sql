@@ -148,9 +148,9 @@ nvtx_kernel_time AS (
 nvtx_op_dtype AS (
     -- NVTX ranges carry no dtypes: the one the call's kernels name (kernel_dtype), of the most
     -- kernel time where they name several (batch norm: its statistics kernels run in fp32 on a bf16
-    -- input); none where a kernel casts (two dtypes) or none names one
+    -- input; ties to the first name); none where a kernel casts (two dtypes) or none names one
     SELECT trace_id, op_id,
-           CASE WHEN NOT bool_or(is_cast) THEN arg_max(dtype, kernel_ns) FILTER (dtype IS NOT NULL) END AS dtype
+           CASE WHEN NOT bool_or(is_cast) THEN arg_min(dtype, (-kernel_ns, dtype)) FILTER (dtype IS NOT NULL) END AS dtype
     FROM nvtx_kernel_time
     GROUP BY ALL
 ),

@@ -51,7 +51,7 @@ nodes AS (
     -- sequence number, the one of the node's operator (AddmmBackward0 -> aten::addmm),
     -- else the outermost
     SELECT e.trace_id, e.pid, e.tid, e.op_id, e.start_ns, e.end_ns,
-           coalesce(arg_min(f.name, (fn.base <> op_base_name(e.node), f.depth, f.start_ns)), e.node) AS forward_op
+           coalesce(arg_min(f.name, (fn.base <> op_base_name(e.node), f.depth, f.start_ns, f.name)), e.node) AS forward_op
     FROM engine e
     LEFT JOIN op_calls f ON f.trace_id = e.trace_id AND f.pid = e.pid AND f.sequence_number = e.sequence_number
                         AND f.name NOT LIKE 'autograd::%' AND NOT regexp_matches(f.name, 'Backward[0-9]*$')

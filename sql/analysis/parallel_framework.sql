@@ -10,7 +10,8 @@
 --
 -- @column run_id     Distributed run (collectives.run_id).
 -- @column framework  'FSDP', 'Megatron', 'DeepSpeed', 'DDP' or NULL.
--- @column evidence   The first name that told (NULL when none).
+-- @column evidence   A name that told: of the deciding framework's names, the first in text order
+--                    (NULL when none).
 CREATE OR REPLACE VIEW parallel_framework AS
 WITH members AS (
     SELECT DISTINCT run_id, trace_id FROM collectives
@@ -31,7 +32,7 @@ told AS (
     FROM members m JOIN names n USING (trace_id)
 ),
 best AS (
-    SELECT run_id, arg_min(name, priority) AS evidence, min(priority) AS priority FROM told GROUP BY run_id
+    SELECT run_id, arg_min(name, (priority, name)) AS evidence, min(priority) AS priority FROM told GROUP BY run_id
 )
 SELECT r.run_id, CASE b.priority WHEN 1 THEN 'FSDP' WHEN 2 THEN 'Megatron' WHEN 3 THEN 'DeepSpeed'
                                  WHEN 4 THEN 'DDP' END AS framework, b.evidence

@@ -56,7 +56,7 @@ kernels AS (
     SELECT trace_id, pid, range_start_ns,
            min(start_ns) FILTER (WHERE op_class <> 'communication') AS compute_start_ns,
            max(end_ns) FILTER (WHERE op_class <> 'communication') AS compute_end_ns,
-           arg_min(stream_id, start_ns) FILTER (WHERE op_class <> 'communication') AS stream_id
+           arg_min(stream_id, (start_ns, stream_id)) FILTER (WHERE op_class <> 'communication') AS stream_id
     FROM launched
     GROUP BY ALL
     HAVING count(*) FILTER (WHERE op_class <> 'communication') > 0

@@ -15,7 +15,8 @@
 -- @column pid          Process.
 -- @column rank         Rank of the process (NULL when unknown).
 -- @column operation    all_reduce, all_gather, ... (collectives.operation; the kernel name when unknown).
--- @column last_rank    Rank that arrived last at these collectives (NULL: not matched across ranks).
+-- @column last_rank    Rank that arrived last at these collectives (the lowest of those that arrived at
+--                      the same time; NULL: not matched across ranks).
 -- @column calls        Collectives.
 -- @column duration_ns  Their summed duration (ns): transfer_ns + wait_ns.
 -- @column wait_ns      The part of it this process waited for the last rank (ns).
@@ -25,7 +26,7 @@
 -- @column kernel       The communication kernel name (the most frequent; ties to the first name).
 CREATE OR REPLACE VIEW steady_collectives AS
 WITH instances AS (
-    SELECT run_id, instance, arg_max(rank, arrival_ns) AS last_rank,
+    SELECT run_id, instance, min(rank) FILTER (WHERE is_last) AS last_rank,
            max(arrival_ns) - min(arrival_ns) AS skew_ns
     FROM collective_instance_ranks
     WHERE matched_by <> 'single'

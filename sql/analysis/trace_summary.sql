@@ -18,7 +18,7 @@
 --                         included, mean over the processes with GPU work (%).
 -- @column compute_pct     temporal_breakdown.compute_pct, mean over the processes (%).
 -- @column memcpy_pct      temporal_breakdown.memcpy_pct, mean over the processes (%).
--- @column top_kernel      Kernel name with the most total time (kernel_summary).
+-- @column top_kernel      Kernel name with the most total time (kernel_summary; ties to the first name).
 -- @column findings        Number of findings rows.
 -- @column finding_rules   Up to three rules with the most flagged time, most first.
 -- @column overlap_pct     overlap.communication_overlap_pct, mean over the processes (%).
@@ -36,7 +36,7 @@ gpus AS (
     FROM (SELECT DISTINCT trace_id, device_id FROM kernels) k JOIN devices d USING (trace_id, device_id)
     GROUP BY k.trace_id
 ),
-top AS (SELECT trace_id, arg_max(name, total_ns) AS top_kernel FROM kernel_summary GROUP BY trace_id),
+top AS (SELECT trace_id, arg_min(name, (-total_ns, name)) AS top_kernel FROM kernel_summary GROUP BY trace_id),
 -- findings read once (each read evaluates every rule again where they are not derived)
 found AS (
     SELECT trace_id, CAST(sum(n) AS BIGINT) AS findings, list(rule ORDER BY ns DESC, rule)[1:3] AS finding_rules

@@ -61,7 +61,7 @@ peaks AS (
     SELECT d.trace_id, d.device_id, d.memory_bandwidth_bytes_per_s / 1e9 AS dram_peak_gb_per_s,
            (SELECT pcie_gb_per_s(l.pcie_generation, l.pcie_lanes) FROM gpu_pcie_links l
             WHERE regexp_matches(d.name, l.name_pattern, 'i')
-            ORDER BY length(l.name_pattern) DESC LIMIT 1) AS pcie_peak_gb_per_s
+            ORDER BY length(l.name_pattern) DESC, l.gpu LIMIT 1) AS pcie_peak_gb_per_s
     FROM devices d
 )
 SELECT t.trace_id, t.device_id, t.sample_index, t.start_ns, t.end_ns,

@@ -2,7 +2,8 @@
 -- datasheet gives them, for turning Nsight's PCIe throughput percentages into GB/s (the
 -- export records the GPU's name but not the link it trained). One row per GPU model;
 -- name_pattern is a case-insensitive regular expression matched against devices.name, the
--- longest matching pattern wins (as gpu_peaks). A GPU not in the table gets no PCIe GB/s.
+-- longest matching pattern wins, of patterns as long the first gpu name (as gpu_peaks). A
+-- GPU not in the table gets no PCIe GB/s.
 -- pcie_gb_per_s(generation, lanes): the link's peak data rate per direction in GB/s
 -- (1e9 bytes/s) after line encoding, from the PCI-SIG base specifications' transfer rates:
 -- Gen1 2.5 GT/s and Gen2 5 GT/s with 8b/10b, Gen3 8, Gen4 16 and Gen5 32 GT/s with

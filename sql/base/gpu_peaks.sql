@@ -9,7 +9,8 @@
 -- Adding a GPU: `INSERT INTO gpu_peaks VALUES (...)` in a session (the views read the
 -- table when queried), or a row here to keep it. name_pattern is a case-insensitive
 -- regular expression matched against devices.name; when several rows match, the
--- longest pattern (the most specific) wins. docs/operators.md lists the sources.
+-- longest pattern (the most specific) wins, and of patterns as long the first gpu name.
+-- docs/operators.md lists the sources.
 --
 -- depends: devices
 --
@@ -84,23 +85,19 @@ INSERT INTO gpu_peaks VALUES
 -- @column trace_id   Trace.
 -- @column device_id  GPU.
 -- @column device     devices.name.
--- @column gpu        Matched gpu_peaks.gpu (NULL when no row matches).
+-- @column gpu        Matched gpu_peaks.gpu (NULL when no row matches): the longest matching
+--                    pattern's, of patterns as long the first name; every peak is that row's.
 CREATE OR REPLACE VIEW device_peaks AS
-SELECT d.trace_id, d.device_id, d.name AS device,
-       arg_max(p.gpu, length(p.name_pattern)) AS gpu,
-       arg_max(p.fp64_tflops, length(p.name_pattern)) AS fp64_tflops,
-       arg_max(p.fp32_tflops, length(p.name_pattern)) AS fp32_tflops,
-       arg_max(p.tf32_tflops, length(p.name_pattern)) AS tf32_tflops,
-       arg_max(p.fp16_tflops, length(p.name_pattern)) AS fp16_tflops,
-       arg_max(p.bf16_tflops, length(p.name_pattern)) AS bf16_tflops,
-       arg_max(p.fp8_tflops, length(p.name_pattern)) AS fp8_tflops,
-       arg_max(p.int8_tops, length(p.name_pattern)) AS int8_tops,
-       arg_max(p.memory_tbps, length(p.name_pattern)) AS memory_tbps,
-       arg_max(p.name_pattern, length(p.name_pattern)) AS name_pattern,
-       arg_max(p.source, length(p.name_pattern)) AS source
-FROM devices d
-LEFT JOIN gpu_peaks p ON regexp_matches(d.name, p.name_pattern, 'i')
-GROUP BY d.trace_id, d.device_id, d.name;
+WITH matched AS (
+    -- one gpu_peaks row per GPU: the longest pattern; of patterns as long, the first gpu name
+    SELECT d.trace_id, d.device_id, d.name AS device, arg_min(p, (-length(p.name_pattern), p.gpu)) AS p
+    FROM devices d
+    LEFT JOIN gpu_peaks p ON regexp_matches(d.name, p.name_pattern, 'i')
+    GROUP BY d.trace_id, d.device_id, d.name
+)
+SELECT trace_id, device_id, device, p.gpu, p.fp64_tflops, p.fp32_tflops, p.tf32_tflops, p.fp16_tflops,
+       p.bf16_tflops, p.fp8_tflops, p.int8_tops, p.memory_tbps, p.name_pattern, p.source
+FROM matched;
 
 -- peak_tflops_of(peaks, precision): the peak of one precision ('fp64', 'fp32', 'tf32',
 -- 'fp16', 'bf16', 'fp8', 'int8') from a device_peaks row (a struct).
