@@ -34,7 +34,7 @@ matched AS (
     JOIN collectives c ON c.trace_id = w.trace_id AND c.pid = w.pid AND c.call_index = w.call_index
 )
 SELECT m.run_id, m.rank, s.step,
-       row_number() OVER (PARTITION BY m.trace_id, m.pid, s.step ORDER BY m.start_ns) - 1 AS ordinal,
+       row_number() OVER (PARTITION BY m.trace_id, m.pid, s.step ORDER BY m.start_ns, m.instance) - 1 AS ordinal,
        m.kernel_name AS name, m.arrival_ns, m.is_last, m.last_arrival_ns - m.arrival_ns AS wait_ns
 FROM matched m
 JOIN steps s ON s.trace_id = m.trace_id AND s.pid = m.pid  -- launches: the host range

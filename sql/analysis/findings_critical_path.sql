@@ -42,7 +42,7 @@ bound AS (
     SELECT trace_id, pid, steps, path_ns, step_ns, lower_bound, c.k AS class, c.ns AS class_ns
     FROM per_class
     WHERE path_ns > 0
-    QUALIFY row_number() OVER (PARTITION BY trace_id, pid ORDER BY c.ns DESC) = 1
+    QUALIFY row_number() OVER (PARTITION BY trace_id, pid ORDER BY c.ns DESC, c.k) = 1
 ),
 top_ops AS (
     SELECT trace_id, pid, class, name, sum(path_ns) AS ns
@@ -55,7 +55,7 @@ top_ops AS (
 top AS (
     SELECT trace_id, pid, class,
            string_agg(CASE WHEN length(name) > 70 THEN left(name, 67) || '...' ELSE name END
-                      || ' (' || round(ns / 1e6, 2) || ' ms)', ', ' ORDER BY ns DESC) AS names
+                      || ' (' || round(ns / 1e6, 2) || ' ms)', ', ' ORDER BY ns DESC, name) AS names
     FROM top_ops
     GROUP BY trace_id, pid, class
 ),

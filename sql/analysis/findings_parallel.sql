@@ -32,7 +32,7 @@ on_rank AS (
     JOIN steady_steps s USING (trace_id, pid, step_index)
     JOIN worst w ON w.run_id = o.run_id AND w.group_name = o.group_name AND w.worst_rank IS NOT DISTINCT FROM o.rank
     GROUP BY o.run_id, o.trace_id, o.pid
-    QUALIFY row_number() OVER (PARTITION BY o.run_id ORDER BY sum(o.exposed_ns) DESC) = 1
+    QUALIFY row_number() OVER (PARTITION BY o.run_id ORDER BY sum(o.exposed_ns) DESC, o.trace_id, o.pid) = 1
 ),
 anchor AS (
     SELECT r.run_id, c.trace_id, c.pid, c.device_id, c.stream_id, c.start_ns
@@ -40,7 +40,7 @@ anchor AS (
     JOIN worst w USING (run_id)
     JOIN process_group_calls g ON g.trace_id = r.trace_id AND g.pid = r.pid AND g.group_name = w.group_name
     JOIN collectives c ON c.trace_id = g.trace_id AND c.pid = g.pid AND c.call_index = g.call_index
-    QUALIFY row_number() OVER (PARTITION BY r.run_id ORDER BY c.start_ns) = 1
+    QUALIFY row_number() OVER (PARTITION BY r.run_id ORDER BY c.start_ns, c.call_index) = 1
 )
 SELECT a.trace_id, 'exposed_communication' AS rule, CASE WHEN w.exposed_pct >= 20 THEN 'warning' ELSE 'info' END AS severity,
        a.pid, a.device_id, a.stream_id, a.start_ns, CAST(r.exposed_ns AS BIGINT) AS duration_ns,
@@ -127,7 +127,7 @@ anchor AS (
     JOIN steady_steps s USING (trace_id, pid, step_index)
     JOIN collectives c ON c.trace_id = f.trace_id AND c.pid = f.pid AND c.call_index = f.call_index
     WHERE f.is_late
-    QUALIFY row_number() OVER (PARTITION BY f.trace_id, f.pid ORDER BY f.start_ns) = 1
+    QUALIFY row_number() OVER (PARTITION BY f.trace_id, f.pid ORDER BY f.start_ns, f.call_index) = 1
 )
 SELECT r.trace_id, 'late_prefetch' AS rule, CASE WHEN r.wait_pct >= 20 THEN 'warning' ELSE 'info' END AS severity,
        r.pid, a.device_id, a.stream_id, a.start_ns, CAST(r.wait_ns AS BIGINT) AS duration_ns,

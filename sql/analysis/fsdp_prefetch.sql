@@ -64,7 +64,8 @@ gathers AS (
 issued_by AS (
     -- the innermost pre-forward / pre-backward / prefetch range around the launch: which pass, and
     -- whether a prefetch issued it
-    SELECT g.trace_id, g.pid, g.call_index, arg_max(r.name, r.start_ns) AS issuer
+    -- (of ranges that start in the same ns, the one that ends first, then the first name)
+    SELECT g.trace_id, g.pid, g.call_index, arg_min(r.name, (-r.start_ns, r.end_ns, r.name)) AS issuer
     FROM gathers g
     JOIN ranges r ON r.trace_id = g.trace_id AND r.pid = g.pid AND r.tid = g.tid
                  AND r.start_ns <= g.launch_start_ns AND r.end_ns >= g.launch_start_ns
@@ -97,7 +98,8 @@ consumers AS (
                     AND a.start_ns >= p.copy_start_ns AND a.start_ns <= p.copy_end_ns
                     AND a.api IS DISTINCT FROM 'backtrace'
     JOIN stream_ops o ON o.trace_id = a.trace_id AND o.pid = a.pid AND o.correlation_id = a.correlation_id
-    QUALIFY row_number() OVER (PARTITION BY p.trace_id, p.pid, p.call_index ORDER BY o.start_ns) = 1
+    QUALIFY row_number() OVER (PARTITION BY p.trace_id, p.pid, p.call_index
+                               ORDER BY o.start_ns, o.stream_id, o.correlation_id) = 1
 )
 SELECT g.run_id, g.trace_id, g.rank, g.pid, s.step, s.step_index, g.call_index, g.unit,
        CASE WHEN regexp_matches(i.issuer, 'backward') THEN 'backward' ELSE 'forward' END AS pass,

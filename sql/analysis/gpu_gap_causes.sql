@@ -1,6 +1,7 @@
 -- gpu_gap_causes_over(min_ns): every GPU idle gap longer than min_ns (gpu_gaps_over),
 -- with what ended it and why the GPU waited. The operation that ended the gap is the
--- first one to start on that GPU at the gap's end; its launching API call (same
+-- first one to start on that GPU at the gap's end (of several that start in the same ns,
+-- the first launched: the lowest correlation id); its launching API call (same
 -- process and correlation id) tells whether the host was late: the cause, in
 -- idle_cause's vocabulary, is 'host_wait' (launched only after the GPU had gone
 -- idle), 'kernel_wait' (launched in time, gap under 30 us) or 'other' (launched in
@@ -34,8 +35,15 @@ WITH RECURSIVE gaps AS (
 ended_by AS (
     SELECT g.*, o.name AS next_op, o.category AS next_category, o.correlation_id, o.tid AS op_tid
     FROM gaps g
-    ASOF LEFT JOIN gpu_ops o
-      ON o.trace_id = g.trace_id AND o.pid = g.pid AND o.device_id = g.device_id AND o.start_ns >= g.end_ns
+    -- of operations that start in the same ns (on other streams), the first launched (lowest
+    -- correlation id), then the lowest stream and the first name: an ASOF join on the start alone
+    -- takes any one of them
+    ASOF LEFT JOIN (SELECT *, {'start_ns': start_ns, 'correlation_id': coalesce(correlation_id, 9223372036854775807),
+                              'stream_id': coalesce(stream_id, 9223372036854775807), 'name': coalesce(name, '')} AS k
+                    FROM gpu_ops) o
+      ON o.trace_id = g.trace_id AND o.pid = g.pid AND o.device_id = g.device_id
+     AND o.k >= {'start_ns': g.end_ns, 'correlation_id': -9223372036854775807, 'stream_id': -9223372036854775807,
+                 'name': ''}
 ),
 inside_graph AS (
     -- gaps whose last operation before (ending at the gap start) shares the graph launch of next_op

@@ -2,7 +2,8 @@
 -- .. cudaStreamEndCapture on one thread), with the kernel launches recorded into it and
 -- the capture site: the innermost user Python frame (not under torch/) around the
 -- capture call where the trace has Python stacks, else the innermost annotation or
--- NVTX range, else the innermost operator. One row per capture.
+-- NVTX range, else the innermost operator (innermost: the last to start; of those that
+-- start in the same ns, the deepest, then the lowest id). One row per capture.
 --
 -- depends: api, python_frames, annotations, cpu_ops
 -- materialize: per trace
@@ -10,7 +11,7 @@
 -- @column trace_id         Trace.
 -- @column pid              Process.
 -- @column tid              Capturing thread.
--- @column capture_index    Order of the capture in its process (0 = first).
+-- @column capture_index    Order of the capture in its process (0 = first; by thread when two start together).
 -- @column start_ns         Start of the BeginCapture call (ns).
 -- @column end_ns           End of the EndCapture call, or of the graph instantiation that
 --                          follows it on the thread before the next capture (ns).
@@ -25,7 +26,7 @@
 -- @column correlation_id   Correlation id of the launch call.
 -- @column graph_id         CUDA graph id (NULL when the trace does not record it).
 -- @column graph_key        graph_id, or a hash of the replay's operation names (graph_ops).
--- @column device_id        GPU (of its first operation).
+-- @column device_id        GPU (of its first operation; the lowest of those that start together).
 -- @column launch_start_ns  Start of the launch call (ns).
 -- @column launch_ns        Duration of the launch call on the CPU (ns).
 -- @column ops              GPU operations the replay ran (1 when traced as a whole).
@@ -79,7 +80,7 @@ launches AS (
 ),
 frames AS (
     SELECT p.trace_id, p.pid, p.tid, p.start_ns,
-           arg_max(f.name, f.start_ns) FILTER (WHERE f.frame_kind = 'python'
+           arg_min(f.name, (-f.start_ns, f.end_ns, f.frame_id)) FILTER (WHERE f.frame_kind = 'python'
                AND NOT regexp_matches(coalesce(f.file, ''), '(^|/)(torch|triton|contextlib|threading)[./]')
                AND f.file IS NOT NULL) AS frame
     FROM pairs p
@@ -88,21 +89,21 @@ frames AS (
     GROUP BY ALL
 ),
 ranges AS (
-    SELECT p.trace_id, p.pid, p.tid, p.start_ns, arg_max(a.name, a.start_ns) AS range_name
+    SELECT p.trace_id, p.pid, p.tid, p.start_ns, arg_min(a.name, (-a.start_ns, -a.depth, a.annotation_id)) AS range_name
     FROM pairs p
     JOIN annotations a ON a.trace_id = p.trace_id AND a.pid = p.pid AND a.tid = p.tid AND NOT a.is_gpu
                       AND a.start_ns <= p.start_ns AND coalesce(a.end_ns, p.end_ns) >= p.end_ns
     GROUP BY ALL
 ),
 ops AS (
-    SELECT p.trace_id, p.pid, p.tid, p.start_ns, arg_max(c.name, c.start_ns) AS op_name
+    SELECT p.trace_id, p.pid, p.tid, p.start_ns, arg_min(c.name, (-c.start_ns, -c.depth, c.op_id)) AS op_name
     FROM pairs p
     JOIN cpu_ops c ON c.trace_id = p.trace_id AND c.pid = p.pid AND c.tid = p.tid
                   AND c.start_ns <= p.start_ns AND c.end_ns >= p.end_ns
     GROUP BY ALL
 )
 SELECT p.trace_id, p.pid, p.tid,
-       row_number() OVER (PARTITION BY p.trace_id, p.pid ORDER BY p.start_ns) - 1 AS capture_index,
+       row_number() OVER (PARTITION BY p.trace_id, p.pid ORDER BY p.start_ns, p.tid) - 1 AS capture_index,
        p.start_ns, p.end_ns, coalesce(l.launches, 0) AS launches,
        coalesce(f.frame, r.range_name, o.op_name) AS capture_site
 FROM pairs p
@@ -115,7 +116,7 @@ CREATE OR REPLACE VIEW graph_replay_runs AS
 SELECT l.trace_id, l.pid, l.tid, l.correlation_id,
        any_value(o.graph_id) AS graph_id, any_value(o.graph_exec_id) AS graph_exec_id,
        any_value(o.graph_key) AS graph_key,
-       arg_min(o.device_id, o.start_ns) AS device_id,
+       arg_min(o.device_id, (o.start_ns, o.device_id)) AS device_id,
        l.start_ns AS launch_start_ns, l.launch_ns,
        count(*) AS ops,
        CASE WHEN bool_or(o.category = 'graph') THEN NULL

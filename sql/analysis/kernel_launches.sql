@@ -43,7 +43,9 @@ WITH launched AS (
 ),
 started AS (
     SELECT trace_id, pid, device_id, stream_id, start_ns,
-           row_number() OVER (PARTITION BY trace_id, pid, device_id, stream_id ORDER BY start_ns) AS started_count
+           -- kernels started by then (those that start in the same ns all count)
+           count(*) OVER (PARTITION BY trace_id, pid, device_id, stream_id ORDER BY start_ns
+                          RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS started_count
     FROM kernels
 )
 SELECT l.trace_id, l.pid, l.tid, l.device_id, l.stream_id, l.name, l.api_name,

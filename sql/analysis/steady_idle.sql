@@ -22,7 +22,8 @@
 --                    it, else 'between GPU work');
 --   'idle'           the rest: launches and operators on the host; name: the gap's cause
 --                    ('host_wait', 'kernel_wait', 'other', 'in_graph').
--- A step's own range (steady_steps.step) is no span. The rest of the steps' idle time
+-- Of several spans of one kind over a piece, the name is the first in text order. A step's
+-- own range (steady_steps.step) is no span. The rest of the steps' idle time
 -- (steady_steps.gpu_idle_ns) is one row with kind 'idle', name 'short_gaps'.
 --
 -- depends: largest_gpu_gaps, steady_steps, gpu_ops, api, cpu_ops, annotations, os_runtime_calls
@@ -51,7 +52,7 @@ chained AS (
     -- runs of gaps in a step: a run starts at each gap that is no host_wait or that began in a
     -- synchronizing call in this step, and holds the host_wait gaps after it (launches that came late)
     SELECT *, sum(CASE WHEN began_in_sync OR cause <> 'host_wait' THEN 1 ELSE 0 END)
-                  OVER (PARTITION BY trace_id, pid, step ORDER BY gap_ns ROWS UNBOUNDED PRECEDING) AS run
+                  OVER (PARTITION BY trace_id, pid, step ORDER BY gap_ns, device_id ROWS UNBOUNDED PRECEDING) AS run
     FROM (SELECT *, began_in_step AND host_activity IN ('cudaStreamSynchronize', 'cudaDeviceSynchronize',
                         'cudaEventSynchronize', 'cudaMemcpy', 'aten::item', 'aten::_local_scalar_dense') AS began_in_sync
           FROM clipped)
@@ -60,11 +61,14 @@ synced AS (
     -- the sync that opened the gap's run, if one did: the gap's GPU idle is that sync's cost
     SELECT *, CASE WHEN first_value(began_in_sync) OVER w THEN first_value(host_activity) OVER w END AS sync_name
     FROM chained
-    WINDOW w AS (PARTITION BY trace_id, pid, step, run ORDER BY gap_ns)
+    WINDOW w AS (PARTITION BY trace_id, pid, step, run ORDER BY gap_ns, device_id)
 ),
 launcher AS (
-    -- the thread that launched the operation that ended the gap
-    SELECT c.trace_id, c.pid, c.device_id, c.gap_ns, any_value(coalesce(a.tid, o.tid)) AS tid
+    -- the thread that launched the operation that ended the gap (of several that started then,
+    -- the one gpu_gap_causes takes: the first launched, then the lowest stream, the first name)
+    SELECT c.trace_id, c.pid, c.device_id, c.gap_ns,
+           arg_min(coalesce(a.tid, o.tid), (coalesce(o.correlation_id, 9223372036854775807),
+                                           coalesce(o.stream_id, 9223372036854775807), coalesce(o.name, ''))) AS tid
     FROM (SELECT DISTINCT trace_id, pid, device_id, gap_ns, gap_end_ns FROM synced) c
     JOIN gpu_ops o ON o.trace_id = c.trace_id AND o.pid = c.pid AND o.device_id = c.device_id
                   AND o.start_ns = c.gap_end_ns
@@ -131,7 +135,7 @@ cuts AS (
 pieces AS (
     -- each piece with the first span over it (NULL: the thread ran nothing recorded)
     SELECT c.trace_id, c.pid, c.gap_ns, c.a, c.piece_end - c.piece_start AS ns,
-           arg_min(t.name, t.precedence) AS span_name, min(t.precedence) AS precedence
+           arg_min(t.name, (t.precedence, t.name)) AS span_name, min(t.precedence) AS precedence
     FROM cuts c
     LEFT JOIN touching t ON t.trace_id = c.trace_id AND t.pid = c.pid AND t.gap_ns = c.gap_ns AND t.a = c.a
                         AND t.start_ns <= c.piece_start AND t.end_ns >= c.piece_end

@@ -21,7 +21,8 @@
 -- @column rank                 Rank within the run (rank_runs; else distributedInfo.rank; NULL when unknown).
 -- @column pid                  Process.
 -- @column tid                  Thread that launched the kernel (NULL when its launch is not in the trace).
--- @column call_index           Order of the call in its process (0 = first kernel start).
+-- @column call_index           Order of the call in its process (0 = first kernel start; calls that start
+--                              together by end, then device, stream and kernel name).
 -- @column operation            'all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all', 'broadcast',
 --                              'reduce', 'send', 'recv', 'send_recv', 'gather', 'scatter', 'barrier';
 --                              NULL when nothing names it.
@@ -41,7 +42,8 @@
 -- @column end_ns               Last kernel end (ns, trace clock).
 -- @column duration_ns          end_ns - start_ns: the transfer plus any wait for other ranks (ns).
 -- @column device_id            GPU.
--- @column stream_id            Stream of the (first) kernel.
+-- @column stream_id            Stream of the (first) kernel (of kernels that start together, the lowest
+--                              device and stream).
 -- @column kernel_name          Communication kernel name (the first, for coalesced calls).
 -- @column kernels              Kernels of the call.
 -- @column launch_op            The operator or range that launched it: the c10d:: op, else the nccl:*
@@ -70,26 +72,30 @@ ranges AS (
       AND regexp_matches(name, '^(nccl|rccl)', 'i') AND collective_operation(name) IS NOT NULL
 ),
 described AS (
-    -- the innermost enclosing range of each kind (latest start)
+    -- the innermost enclosing range of each kind (latest start; of ranges that start in the
+    -- same ns, the one that ends first, then the first name and arguments)
     SELECT k.trace_id, k.pid, k.kernel_key, k.device_id, k.stream_id, k.start_ns, k.end_ns, k.kernel_name,
            k.tid, k.launch_start_ns,
-           arg_max(r.args_json, r.start_ns) FILTER (WHERE r.kind = 'params') AS params,
-           arg_max(r.name, r.start_ns) FILTER (WHERE r.kind = 'c10d') AS c10d_op,
-           arg_max(r.name, r.start_ns) FILTER (WHERE r.kind = 'range') AS range_name,
-           arg_max(r.args_json, r.start_ns) FILTER (WHERE r.kind = 'range') AS range_args,
+           arg_min(r.args_json, r.innermost) FILTER (WHERE r.kind = 'params') AS params,
+           arg_min(r.name, r.innermost) FILTER (WHERE r.kind = 'c10d') AS c10d_op,
+           arg_min(r.name, r.innermost) FILTER (WHERE r.kind = 'range') AS range_name,
+           arg_min(r.args_json, r.innermost) FILTER (WHERE r.kind = 'range') AS range_args,
            -- kernels under one launching operator are one (coalesced) call
            coalesce(max(r.start_ns) FILTER (WHERE r.kind = 'params'), max(r.start_ns) FILTER (WHERE r.kind = 'c10d'),
                     max(r.start_ns) FILTER (WHERE r.kind = 'range')) AS op_start_ns
     FROM kernels_launched k
-    LEFT JOIN ranges r ON r.trace_id = k.trace_id AND r.pid = k.pid AND r.tid = k.tid
+    LEFT JOIN (SELECT *, (-start_ns, end_ns, name, coalesce(args_json, '')) AS innermost FROM ranges) r
+           ON r.trace_id = k.trace_id AND r.pid = k.pid AND r.tid = k.tid
                       AND k.launch_start_ns >= r.start_ns AND k.launch_start_ns <= r.end_ns
     GROUP BY ALL
 ),
 calls AS (
     SELECT trace_id, pid, any_value(tid) AS tid,
            min(start_ns) AS start_ns, max(end_ns) AS end_ns,
-           arg_min(device_id, start_ns) AS device_id, arg_min(stream_id, start_ns) AS stream_id,
-           arg_min(kernel_name, start_ns) AS kernel_name, count(*) AS kernels,
+           -- the first kernel's (of kernels that start in the same ns, the lowest device and stream)
+           arg_min(device_id, (start_ns, device_id, stream_id, kernel_name)) AS device_id,
+           arg_min(stream_id, (start_ns, device_id, stream_id, kernel_name)) AS stream_id,
+           arg_min(kernel_name, (start_ns, device_id, stream_id, kernel_name)) AS kernel_name, count(*) AS kernels,
            min(launch_start_ns) AS launch_start_ns,
            any_value(params) AS params, any_value(c10d_op) AS c10d_op,
            any_value(range_name) AS range_name, any_value(range_args) AS range_args
@@ -136,7 +142,8 @@ fields AS (
                            AND b.launch_start_ns = c.launch_start_ns
 )
 SELECT f.trace_id, coalesce(r.run_id, f.trace_id) AS run_id, coalesce(r.rank, t.rank) AS rank, f.pid, f.tid,
-       CAST(row_number() OVER (PARTITION BY f.trace_id, f.pid ORDER BY f.start_ns, f.end_ns) - 1 AS BIGINT)
+       CAST(row_number() OVER (PARTITION BY f.trace_id, f.pid
+                               ORDER BY f.start_ns, f.end_ns, f.device_id, f.stream_id, f.kernel_name) - 1 AS BIGINT)
            AS call_index,
        coalesce(collective_operation(f.params_name), collective_operation(f.range_name),
                 collective_operation(f.c10d_op), collective_operation(f.kernel_name)) AS operation,

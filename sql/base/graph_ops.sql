@@ -23,13 +23,15 @@
 -- @column graph_exec_id   Executable graph id (graph-level nsys traces; NULL otherwise).
 -- @column graph_key       graph_id, or a hash of the replay's operation names when there is none.
 -- @column launch_start_ns Start of the launch call (ns).
--- @column node_index      Position of the operation in its replay, by start (0 = first).
+-- @column node_index      Position of the operation in its replay, by start (0 = first; then by end,
+--                         name, stream and graph node).
 CREATE OR REPLACE VIEW graph_ops AS
 WITH ops AS (
     SELECT o.trace_id, o.pid, l.tid, o.correlation_id, o.category, o.name, o.device_id, o.stream_id,
            o.start_ns, o.end_ns, o.duration_ns, o.graph_node_id, l.start_ns AS launch_start_ns,
            max(o.graph_id) OVER replay AS graph_id, x.graph_exec_id,
-           row_number() OVER (replay ORDER BY o.start_ns, o.end_ns, o.name) - 1 AS node_index,
+           row_number() OVER (replay ORDER BY o.start_ns, o.end_ns, o.name, o.stream_id, o.graph_node_id) - 1
+               AS node_index,
            hash(string_agg(o.name, '|') OVER (replay ORDER BY o.start_ns, o.end_ns, o.name
                                                 ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
                AS name_hash

@@ -28,20 +28,23 @@ WITH gpu AS (
     SELECT trace_id, 'memset', NULL, device_id, start_ns, duration_ns, pid, correlation_id, external_id FROM memset
 ),
 ranges AS (
-    SELECT trace_id, op_id, parent_op_id, pid, tid, start_ns, end_ns
+    SELECT trace_id, op_id, parent_op_id, depth, pid, tid, start_ns, end_ns
     FROM op_calls
     WHERE source = 'nvtx'
 ),
 nvtx_calls AS (
     -- launches of GPU work in traces with operator ranges (nsys), with the latest range
     -- that started before the call: the innermost range around the call is that one or
-    -- one of its ancestors
+    -- one of its ancestors. Of ranges that start in the same ns the deepest (then the lowest
+    -- id): its ancestors include the others, which an ASOF join on the start alone could take
     SELECT g.*, a.tid, a.start_ns AS launch_ns, r.op_id AS candidate_id,
            row_number() OVER () AS call_key
     FROM gpu g
     JOIN api_calls a ON a.trace_id = g.trace_id AND a.pid = g.pid AND a.correlation_id = g.correlation_id
                     AND a.api <> 'backtrace'
-    ASOF JOIN ranges r ON r.trace_id = a.trace_id AND r.pid = a.pid AND r.tid = a.tid AND r.start_ns <= a.start_ns
+    ASOF JOIN (SELECT *, {'start_ns': start_ns, 'depth': coalesce(depth, 0), 'id': -op_id} AS k FROM ranges) r
+      ON r.trace_id = a.trace_id AND r.pid = a.pid AND r.tid = a.tid
+     AND r.k <= {'start_ns': a.start_ns, 'depth': 2147483647, 'id': 9223372036854775807}
     WHERE g.external_id IS NULL
 ),
 nvtx_up AS (
