@@ -9,6 +9,12 @@ include two kinds of zero-weight constraints that the measured path leaves out: 
 stream order (no GPU operation starts before the previous one on its stream ended;
 critpath_scenarios.stream_order_edges), so the baseline of a what-if can be a little longer than
 critical_path_summary.path_ns.
+
+The rows are per step of critical_path_steps (the steps view's). Where those are not the graph's
+steps (a '(trace)' graph, or one ProfilerStep holding the periods: is_cut), each run's path is cut
+at the steps' boundaries as the measured one is (the SQL macro critical_path_cut): a step's
+baseline and what-if are the parts of the two paths inside its window, placed by the edges'
+measured times.
 """
 
 from __future__ import annotations
@@ -50,6 +56,12 @@ class _Graph:
                                     self.node_ts, self.rank)
         return path, ok
 
+    def path_edges(self, weight: np.ndarray) -> np.ndarray:
+        """The edges on each step's longest path under `weight` (indices into the edges)."""
+        _, on_path, _ = longest_paths(self.n_nodes, self.src, self.dst, weight, self.node_step, len(self.steps),
+                                      self.node_ts, self.rank)
+        return np.flatnonzero(on_path >= 0)
+
 
 def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -> pl.DataFrame:
     """Per trace, step and scenario: baseline_ns, whatif_ns, saved_ns and saved_pct. The traces are
@@ -60,6 +72,9 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
         trace_ids = [r[0] for r in con.execute("SELECT DISTINCT trace_id FROM cp_edges ORDER BY 1").fetchall()]
     steps = con.sql("SELECT trace_id, step_id, pid, step, step_index FROM cp_steps "
                     "WHERE trace_id IN (SELECT unnest(?))", params=[trace_ids]).pl()
+    cut = {r[0] for r in con.execute("SELECT DISTINCT trace_id FROM critical_path_steps WHERE is_cut "
+                                     "AND trace_id IN (SELECT unnest(?))", [trace_ids]).fetchall()}
+    cut_rows = []
     chained = _chained_traces(con, trace_ids) if any(s.fused_chains for s in scenarios) else set()
     rows = []
     for trace_id in trace_ids:
@@ -67,6 +82,10 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
         if built is None:
             continue
         graph, facts = built
+        if trace_id in cut:
+            if scenarios:
+                cut_rows.append(_cut_whatif(con, trace_id, graph, facts, scenarios, steps))
+            continue
         base_ns, base_ok = graph.paths(facts.weight)
         columns: dict[str, list] = {"step_id": [], "scenario": [], "baseline_ns": [], "whatif_ns": []}
         for scenario in scenarios:
@@ -86,16 +105,59 @@ def whatif(con, scenarios: list[Scenario], trace_ids: list[str] | None = None) -
                                   "scenario": pl.Series(np.concatenate(columns["scenario"]), dtype=pl.String),
                                   "baseline_ns": np.concatenate(columns["baseline_ns"]).astype(np.int64),
                                   "whatif_ns": np.concatenate(columns["whatif_ns"]).astype(np.int64)}))
-    if not rows:
+    if not rows and not cut_rows:
         return pl.DataFrame(schema={"trace_id": pl.String, "pid": pl.Int64, "step": pl.String,
                                     "step_index": pl.Int64, "scenario": pl.String, "baseline_ns": pl.Int64,
                                     "whatif_ns": pl.Int64, "saved_ns": pl.Int64, "saved_pct": pl.Float64})
-    out = pl.concat(rows).join(steps, on=["trace_id", "step_id"])
+    keys = ["trace_id", "pid", "step", "step_index", "scenario", "baseline_ns", "whatif_ns"]
+    parts = [r.select(keys) for r in cut_rows]
+    if rows:
+        parts.insert(0, pl.concat(rows).join(steps, on=["trace_id", "step_id"]).select(keys))
+    out = pl.concat(parts)
     return out.select("trace_id", "pid", "step", "step_index", "scenario", "baseline_ns", "whatif_ns",
                       (pl.col("baseline_ns") - pl.col("whatif_ns")).alias("saved_ns"),
                       pl.when(pl.col("baseline_ns") > 0).then(100.0 * (pl.col("baseline_ns") - pl.col("whatif_ns"))
                               / pl.col("baseline_ns")).alias("saved_pct"),
                       ).sort("trace_id", "pid", "step_index", maintain_order=True)
+
+
+def _cut_whatif(con, trace_id: str, graph: _Graph, facts: EdgeFacts, scenarios: list[Scenario],
+                steps: pl.DataFrame) -> pl.DataFrame:
+    """The what-if rows of a trace whose steps cut its graph's path (critical_path_steps.is_cut): per
+    cut step and scenario, the parts of the baseline and the scenario's paths in the step's window."""
+    mine = steps.filter(pl.col("trace_id") == trace_id)
+    pid_of = dict(zip(mine["step_id"].to_list(), mine["pid"].to_list(), strict=True))
+    graph_pid = pl.Series([pid_of.get(int(s)) for s in graph.steps], dtype=pl.Int64)
+    # run 0 the baseline, run i scenario i; a scenario that changes no weight has the baseline's path
+    parts: list[pl.DataFrame] = []
+    paths: dict[bytes, np.ndarray] = {}
+    for run, weight in enumerate([facts.weight] + [facts.weights(s) for s in scenarios]):
+        key = weight.tobytes()
+        on = paths[key] if key in paths else paths.setdefault(key, graph.path_edges(weight))
+        lo, hi = graph.node_ts[graph.src[on]], graph.node_ts[graph.dst[on]]
+        parts.append(pl.DataFrame({"trace_id": trace_id, "run": run,
+                                   "graph_pid": graph_pid.gather(graph.node_step[graph.src[on]]),
+                                   "lo_ns": np.minimum(lo, hi), "hi_ns": np.maximum(lo, hi),
+                                   "weight_ns": weight[on].astype(np.int64)}))
+    con.register("_whatif_path_edges", pl.concat(parts).to_arrow())
+    try:
+        per_step = con.sql("""
+            SELECT s.pid, s.step, s.step_index, r.run, coalesce(c.ns, 0) AS ns
+            FROM critical_path_steps s
+            CROSS JOIN (SELECT DISTINCT run FROM _whatif_path_edges) r
+            LEFT JOIN (SELECT pid, step_index, run, CAST(sum(weight_ns) AS BIGINT) AS ns
+                       FROM critical_path_cut(_whatif_path_edges) GROUP BY ALL) c
+                   ON c.pid = s.pid AND c.step_index = s.step_index AND c.run = r.run
+            WHERE s.trace_id = ? AND s.is_cut""", params=[trace_id]).pl()
+    finally:
+        con.unregister("_whatif_path_edges")
+    base = per_step.filter(pl.col("run") == 0).select("pid", "step_index", pl.col("ns").alias("baseline_ns"))
+    labels = pl.DataFrame({"run": range(1, len(scenarios) + 1), "scenario": [s.label for s in scenarios]},
+                          schema={"run": pl.Int64, "scenario": pl.String})
+    return (per_step.filter(pl.col("run") > 0).join(base, on=["pid", "step_index"]).join(labels, on="run")
+            .sort("pid", "step_index", "run")
+            .select(pl.lit(trace_id).alias("trace_id"), "pid", "step", "step_index", "scenario", "baseline_ns",
+                    pl.col("ns").alias("whatif_ns")))
 
 
 def trace_graph(con, trace_id: str, fused: bool) -> tuple[_Graph, EdgeFacts] | None:

@@ -220,21 +220,22 @@ def test_a_busy_gpu_is_not_called_host_bound_on_the_corpus(corpus_con):
     rows = corpus_con.execute("""SELECT trace_id, bound_by, gpu_idle_pct FROM steady_summary
                                  WHERE gpu_idle_pct < 10""").fetchall()
     assert len(rows) >= 5
-    # (no bound where the path is not split by the steps: periodicity steps, the '(trace)' path)
     assert not [r for r in rows if r[1] not in (None, "gpu_compute", "communication", "memcpy", "kernel_to_kernel")]
 
 
 @pytest.mark.corpus
 def test_the_critical_path_finding_agrees_with_the_headline(corpus_con):
     """The finding is 'info' (GPU compute bounds the step, as it should) only where the headline
-    (steady_summary.bound_by) says so too; where steps were found by a rule the path does not
-    split by, it says so instead of 'No steps were found'."""
+    (steady_summary.bound_by) says so too; where steps were found, by whatever rule, it speaks of
+    their steady steps (the path is cut at them: critical_path_steps), never of the whole trace."""
     rows = corpus_con.execute("""SELECT f.trace_id, f.severity, s.bound_by FROM finding_critical_path f
                                  JOIN steady_summary s USING (trace_id, pid)""").fetchall()
     assert len(rows) >= 20
     assert not [r for r in rows if r[1] == "info" and r[2] != "gpu_compute"]
-    unsplit = corpus_con.execute("""SELECT f.evidence, st.step_rule FROM finding_critical_path f
-                                    JOIN (SELECT DISTINCT trace_id, step_rule FROM steps) st USING (trace_id)
-                                    WHERE f.pid IS NULL""").fetchall()
-    assert unsplit and all(e.startswith("The critical path is not split by the ") and f"the {rule} rule" in e
-                           for e, rule in unsplit)
+    whole = corpus_con.execute("""SELECT f.trace_id, f.evidence FROM finding_critical_path f
+                                  SEMI JOIN steps USING (trace_id) WHERE f.pid IS NULL""").fetchall()
+    assert whole == []
+    cut = corpus_con.execute("""SELECT f.evidence, s.steps FROM finding_critical_path f
+                                JOIN steady_summary s USING (trace_id, pid)
+                                WHERE f.trace_id IN (SELECT trace_id FROM critical_path_steps WHERE is_cut)""").fetchall()
+    assert len(cut) >= 8 and all(e.startswith(f"Over {n} steady steps") for e, n in cut)

@@ -6,7 +6,7 @@
 -- @column trace_id            Trace.
 -- @column rank                Distributed rank (NULL when unknown).
 -- @column pid                 Process of the step.
--- @column step                Step range name (ProfilerStep#N, step N; '(trace)' when none).
+-- @column step                Step name, as in steps ('(trace)' when the trace has no steps).
 -- @column step_index          Order of the step in its process (0 = first).
 -- @column step_ns             Length of the step (critical_path_summary.step_ns).
 -- @column path_ns             Length of the critical path (ns); = the sum of the *_ns classes.

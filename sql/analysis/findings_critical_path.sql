@@ -4,13 +4,13 @@
 -- per trace and process; 'info' when GPU compute bounds the steps (the GPU is the bottleneck,
 -- as it should be), 'warning' otherwise, and where the path is mostly GPU compute but the
 -- headline (steady_summary.bound_by: the step time the path does not cover, or a GPU idle a
--- quarter of the steps or more) names another class: the advice then says that class bounds them. Without
--- ProfilerStep/step ranges (the '(trace)' step, pid NULL) it speaks of the whole trace, whose path
--- leaves out process start-up and teardown (critpath_graph), and its advice of the loop; where
--- `steps` found steps by another rule (periodicity, a serving engine's), it says the path is not
--- split by them.
+-- quarter of the steps or more) names another class: the advice then says that class bounds them. The
+-- steps are those of the steps view, whatever rule found them (critical_path_steps cuts a path built
+-- for other steps at theirs). A trace without steps (the '(trace)' step, pid NULL) gets one finding
+-- on the whole trace, whose path leaves out process start-up and teardown (critpath_graph), with its
+-- advice of the loop.
 --
--- depends: critical_path_summary, critical_path_ops, cp_steps, step_phases, steps, steady_summary
+-- depends: critical_path_summary, critical_path_ops, critical_path_steps, step_phases, steady_summary
 -- materialize: per trace
 --
 -- @column trace_id     Trace.
@@ -60,27 +60,19 @@ top AS (
     GROUP BY trace_id, pid, class
 ),
 first_step AS (
-    SELECT trace_id, pid, min(start_ns) AS start_ns FROM cp_steps GROUP BY trace_id, pid
+    SELECT trace_id, pid, min(start_ns) AS start_ns FROM critical_path_steps GROUP BY trace_id, pid
 ),
 headline AS (
     -- what the page's headline says bounds the steady steps (steady_summary.bound_by: the
     -- path's classes with the step time it does not cover, or the GPU's idle where that decides)
     SELECT trace_id, pid, bound_by, gpu_idle_pct FROM steady_summary
-),
-found_steps AS (
-    -- traces whose steps the path does not split by (periodicity, serving-engine rules): their
-    -- '(trace)' path is still the whole trace's
-    SELECT trace_id, any_value(step_rule) AS step_rule, count(*) AS steps FROM steps GROUP BY trace_id
 )
 SELECT b.trace_id, 'critical_path_bound' AS rule,
        CASE WHEN b.class = 'gpu_compute' AND coalesce(h.bound_by, 'gpu_compute') = 'gpu_compute' THEN 'info'
             ELSE 'warning' END AS severity,
        b.pid, f.start_ns, b.path_ns AS duration_ns,
        CASE WHEN b.pid IS NULL  -- no steps: the '(trace)' step, start-up and teardown left out
-            THEN CASE WHEN fs.steps IS NULL THEN 'No steps were found: over'
-                      ELSE printf('The critical path is not split by the %d steps found by the %s rule: over', fs.steps,
-                                  fs.step_rule) END
-                 || printf(' the whole trace (process start-up and teardown left out) the critical '
+            THEN printf('No steps were found: over the whole trace (process start-up and teardown left out) the critical '
                         || 'path is %.2f ms (%.0f%% of the trace); ', b.path_ns / 1e6, 100.0 * b.path_ns / nullif(b.step_ns, 0))
             ELSE printf('Over %d steady steps the critical path averages %.2f ms (%.0f%% of the %.2f ms steps); ',
                         b.steps, b.path_ns / b.steps / 1e6, 100.0 * b.path_ns / nullif(b.step_ns, 0),
@@ -119,5 +111,4 @@ SELECT b.trace_id, 'critical_path_bound' AS rule,
 FROM bound b
 LEFT JOIN top t ON t.trace_id = b.trace_id AND t.pid IS NOT DISTINCT FROM b.pid AND t.class = b.class
 LEFT JOIN first_step f ON f.trace_id = b.trace_id AND f.pid IS NOT DISTINCT FROM b.pid
-LEFT JOIN headline h ON h.trace_id = b.trace_id AND h.pid = b.pid
-LEFT JOIN found_steps fs ON fs.trace_id = b.trace_id AND b.pid IS NULL;
+LEFT JOIN headline h ON h.trace_id = b.trace_id AND h.pid = b.pid;

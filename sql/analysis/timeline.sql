@@ -16,7 +16,8 @@
 -- largest_gpu_gaps: category = the cause; a mark shorter than px_ns is left out); and the
 -- step's critical path (cp_edges of the step's graph with time on the path, on the lane of
 -- their event, category 'path': the critical_path view's rows, read from its tables for the
--- step alone, 5x faster than filtering the view). Operations are clipped to the window. The
+-- step alone, 5x faster than filtering the view; where the graph is the whole trace's '(trace)'
+-- step, its path edges inside the window). Operations are clipped to the window. The
 -- `labels` longest GPU operations are labelled K1.., the `labels` largest gaps G1..
 -- timeline_gpu_rows(trace, pid, t0_ns, t1_ns, px_ns, merge_ns, labels): timeline_rows' GPU
 -- stream and idle lanes alone, without the critical path (another rank's GPUs beside a page's
@@ -129,9 +130,9 @@ cpu AS (
     WHERE trace_id = trace AND pid = process AND parent_op_id IS NULL AND start_ns < t1_ns AND end_ns > t0_ns
       AND tid IN (SELECT tid FROM launchers)
 ),
-step_graph AS (
+step_graph AS (  -- the process's graph steps in the window, or the trace's one '(trace)' step
     SELECT step_id FROM cp_steps
-    WHERE trace_id = trace AND pid = process AND start_ns < t1_ns AND end_ns > t0_ns
+    WHERE trace_id = trace AND (pid = process OR pid IS NULL) AND start_ns < t1_ns AND end_ns > t0_ns
 ),
 -- the nodes of the step first: three joins on them cost a third of three on all of the trace
 nodes AS (

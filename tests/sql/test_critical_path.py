@@ -72,3 +72,54 @@ def test_finding_names_the_dominant_class(con):
     assert evidence.startswith("Over 2 steady steps the critical path averages 0.00 ms")
     assert "69% of it is data loading" in evidence
     assert "load (0.0 ms)" in evidence and "DataLoader workers" in advice
+
+
+def test_a_trace_path_is_cut_at_the_steps(con):
+    """A '(trace)' graph (no ProfilerStep ranges) in a trace whose steps are record_function
+    ranges: each step gets the part of the path inside its window, an edge across a boundary split
+    in proportion to its time on each side, and the path after the last step counts for none."""
+    given(con, "traces", ["trace_id", "rank", "start_ns", "end_ns"], [("t", 0, 0, 1_000)])
+    given(con, "annotations", ["trace_id", "annotation_id", "pid", "tid", "start_ns", "end_ns", "name", "kind",
+                               "is_gpu"],
+          [("t", 1, 1, 1, 0, 100, "iteration 0", "user_annotation", False),
+           ("t", 2, 1, 1, 100, 300, "iteration 1", "user_annotation", False)])
+    given(con, "cp_steps", STEP, [("t", 0, None, "(trace)", 0, 0, 1_000, True, 350, True)])
+    given(con, "cp_nodes", NODE, [
+        ("t", 0, 0, 0, 50, True, "cpu_op", "aten::A", 1, 1), ("t", 1, 0, 0, 150, False, "cpu_op", "aten::A", 1, 1),
+        ("t", 2, 1, 0, 150, True, "kernel", "K", 1, None), ("t", 3, 1, 0, 400, False, "kernel", "K", 1, None),
+    ])
+    given(con, "cp_edges", EDGE, [("t", 0, 0, 0, 1, "operator", 100, "cpu", 0, 0),
+                                  ("t", 1, 0, 2, 3, "operator", 250, "gpu_compute", 1, 1)])
+    load_sql(con, "analysis/critical_path.sql")
+    assert rows(con, "SELECT step, step_index, step_id, is_cut FROM critical_path_steps ORDER BY step_index") == [
+        ("iteration 0", 0, None, True), ("iteration 1", 1, None, True)]
+    # aten::A (50 -> 150) is half in each step; K (150 -> 400) has 150 of its 250 in iteration 1
+    assert rows(con, """SELECT step, path_order, class, weight_ns, start_ns, end_ns, name FROM critical_path
+                        ORDER BY step_index, path_order""") == [
+        ("iteration 0", 0, "cpu", 50, 50, 100, "aten::A"),
+        ("iteration 1", 0, "cpu", 50, 100, 150, "aten::A"),
+        ("iteration 1", 1, "gpu_compute", 150, 150, 300, "K"),
+    ]
+    assert rows(con, """SELECT pid, step, step_index, step_ns, path_ns, cpu_ns, gpu_compute_ns, bound_by
+                        FROM critical_path_summary ORDER BY step_index""") == [
+        (1, "iteration 0", 0, 100, 50, 50, 0, "cpu"), (1, "iteration 1", 1, 200, 200, 50, 150, "gpu_compute")]
+    assert rows(con, "SELECT step, name, path_ns FROM critical_path_ops ORDER BY step_index, rank_in_step") == [
+        ("iteration 0", "aten::A", 50), ("iteration 1", "K", 150), ("iteration 1", "aten::A", 50)]
+
+
+def test_the_cut_parts_of_an_edge_add_up_to_it(con):
+    """Three steps cut an edge of 10 ns over 7 ns of time (2, 3 and 2 ns in them): its weight up
+    to each boundary is rounded down, so the parts are 2 + 5 + 3 = 10; an edge of no duration goes
+    whole to the step that holds its time."""
+    given(con, "traces", ["trace_id", "rank", "start_ns", "end_ns"], [("t", 0, 0, 100)])
+    given(con, "annotations", ["trace_id", "annotation_id", "pid", "tid", "start_ns", "end_ns", "name", "kind",
+                               "is_gpu"],
+          [("t", i, 1, 1, 10 + 3 * i, 13 + 3 * i, f"iteration {i}", "user_annotation", False) for i in range(3)])
+    given(con, "cp_steps", STEP, [("t", 0, None, "(trace)", 0, 0, 100, True, 15, True)])
+    load_sql(con, "analysis/critical_path.sql")
+    con.execute("""CREATE TEMP TABLE edges AS SELECT * FROM (VALUES ('t', NULL::BIGINT, 11, 18, 10, 'long'),
+                                                                    ('t', NULL::BIGINT, 16, 16, 5, 'point'))
+                   AS e(trace_id, graph_pid, lo_ns, hi_ns, weight_ns, name)""")
+    assert rows(con, """SELECT name, step_index, weight_ns, start_ns, end_ns FROM critical_path_cut(edges)
+                        ORDER BY name, step_index""") == [
+        ("long", 0, 2, 11, 13), ("long", 1, 5, 13, 16), ("long", 2, 3, 16, 18), ("point", 2, 5, 16, 16)]
