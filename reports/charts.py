@@ -102,11 +102,25 @@ def gap_distribution(frame: pl.DataFrame, bins: list[str]) -> alt.Chart:
     ).properties(width=_WIDTH, height=200)
 
 
+def _with_step_labels(frame: pl.DataFrame) -> pl.DataFrame:
+    """frame with step_label: the step's name, followed by ' #' and its step_index where several
+    steps share the name (record_function 'iteration' ranges, periodicity steps): one bar per step,
+    not one per name."""
+    names = frame.select("step_index", "step").unique()
+    shared = names.height != names["step"].n_unique()
+    label = (pl.col("step") + " #" + pl.col("step_index").cast(pl.String)) if shared else pl.col("step")
+    return frame.with_columns(label.alias("step_label"))
+
+
+def _step_axis() -> alt.X:
+    return alt.X("step_label:N", sort=alt.SortField("step_index"), title=None, axis=alt.Axis(labelAngle=-40))
+
+
 def step_breakdown(frame: pl.DataFrame) -> alt.Chart:
     """frame: step_index, step, category (compute/non_compute/idle), ms."""
     order = ["compute", "non_compute", "idle"]
-    return alt.Chart(frame).mark_bar().encode(
-        x=alt.X("step:N", sort=alt.SortField("step_index"), title=None, axis=alt.Axis(labelAngle=-40)),
+    return alt.Chart(_with_step_labels(frame)).mark_bar().encode(
+        x=_step_axis(),
         y=alt.Y("ms:Q", title="step time (ms)", stack="zero"),
         color=alt.Color("category:N", title=None, scale=alt.Scale(domain=order,
                                                                   range=[CATEGORY_COLORS[c] for c in order])),
@@ -119,8 +133,8 @@ def step_breakdown(frame: pl.DataFrame) -> alt.Chart:
 def critical_path(frame: pl.DataFrame) -> alt.Chart:
     """frame: step_index, step, class, ms (one bar per step: its critical path split by class)."""
     order = list(CRITICAL_PATH_COLORS)
-    return alt.Chart(frame).mark_bar().encode(
-        x=alt.X("step:N", sort=alt.SortField("step_index"), title=None, axis=alt.Axis(labelAngle=-40)),
+    return alt.Chart(_with_step_labels(frame)).mark_bar().encode(
+        x=_step_axis(),
         y=alt.Y("ms:Q", title="critical path (ms)", stack="zero"),
         color=alt.Color("class:N", title=None, scale=_scale(CRITICAL_PATH_COLORS)),
         order=alt.Order("class_order:Q"),

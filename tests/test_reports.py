@@ -278,3 +278,27 @@ def test_run_history_axis_labels_never_repeat(apart_s):
     assert len(labels) >= 4  # two charts, at least two ticks each
     per_chart = labels[: len(labels) // 2]
     assert len(per_chart) == len(set(per_chart)), per_chart
+
+
+def test_step_charts_draw_a_bar_per_step_when_steps_share_a_name(tmp_path):
+    """record_function steps are all 'iteration': the step-time and critical-path charts put their
+    bars on the step's name, so 20 steps drew one bar as tall as all of them (6.8 ms beside a table
+    of 0.2-0.6 ms steps). Each step is its own bar, labelled with its index where names repeat."""
+    import polars as pl
+    from tracelake.lake.database import connect
+    from tracelake.reports import charts
+    from tracelake.reports.sections import critical_path
+
+    trace = Path(__file__).parent / "recorded" / "torch-2.11_graphs-eager-inference_h100.pt.trace.json.gz"
+    assert main(["ingest", str(trace), "--lake", str(tmp_path / "lake"), "-q"]) == 0
+    con = connect(tmp_path / "lake")
+    rows = con.sql("""SELECT c.*, p.phase FROM critical_path_first_steps c
+                      LEFT JOIN step_phases p USING (trace_id, pid, step_index) ORDER BY c.step_index""").pl()
+    con.close()
+    frame = critical_path.chart_rows(rows)
+    steps = frame["step_index"].n_unique()
+    assert steps >= 10 and frame["step"].n_unique() == 1  # many steps, one name
+    for chart in (charts.critical_path(frame),
+                  charts.step_breakdown(frame.rename({"class": "category"}).with_columns(pl.lit("compute").alias("category")))):
+        labels = set(re.findall(r">(iteration #\d+)</text>", charts.to_svg(chart)))
+        assert len(labels) == steps, sorted(labels)
