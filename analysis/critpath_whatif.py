@@ -133,7 +133,9 @@ def _cut_whatif(con, trace_id: str, graph: _Graph, facts: EdgeFacts, scenarios: 
     paths: dict[bytes, np.ndarray] = {}
     for run, weight in enumerate([facts.weight] + [facts.weights(s) for s in scenarios]):
         key = weight.tobytes()
-        on = paths[key] if key in paths else paths.setdefault(key, graph.path_edges(weight))
+        if key not in paths:
+            paths[key] = graph.path_edges(weight)
+        on = paths[key]
         lo, hi = graph.node_ts[graph.src[on]], graph.node_ts[graph.dst[on]]
         parts.append(pl.DataFrame({"trace_id": trace_id, "run": run,
                                    "graph_pid": graph_pid.gather(graph.node_step[graph.src[on]]),
