@@ -1,6 +1,7 @@
 -- finding_critical_path: what bounds the steady steps of each process (step_phases: warm-up
 -- steps are left out), from their critical paths (critical_path_summary): the class with the most time summed over the steps, with the
--- operators or kernels that put the most of it on the path, and advice for that class. One row
+-- operators or kernels that put the most of it on the path (their time a step, as the path's), and
+-- advice for that class. One row
 -- per trace and process; 'info' when GPU compute bounds the steps (the GPU is the bottleneck,
 -- as it should be), 'warning' otherwise, and where the path is mostly GPU compute but the
 -- headline (steady_summary.bound_by: the step time the path does not cover, or a GPU idle a
@@ -53,11 +54,16 @@ top_ops AS (
     QUALIFY row_number() OVER (PARTITION BY trace_id, pid, class ORDER BY ns DESC, name) <= 3
 ),
 top AS (
-    SELECT trace_id, pid, class,
-           string_agg(CASE WHEN length(name) > 70 THEN left(name, 67) || '...' ELSE name END
-                      || ' (' || round(ns / 1e6, 2) || ' ms)', ', ' ORDER BY ns DESC, name) AS names
-    FROM top_ops
-    GROUP BY trace_id, pid, class
+    -- an operator's time on the path as the evidence's path is given: a step's mean with steps,
+    -- the whole trace's without
+    SELECT o.trace_id, o.pid, o.class,
+           string_agg(CASE WHEN length(o.name) > 70 THEN left(o.name, 67) || '...' ELSE o.name END
+                      || ' (' || round(o.ns / CASE WHEN o.pid IS NULL THEN 1 ELSE s.steps END / 1e6, 2)
+                      || CASE WHEN o.pid IS NULL THEN ' ms)' ELSE ' ms a step)' END,
+                      ', ' ORDER BY o.ns DESC, o.name) AS names
+    FROM top_ops o
+    JOIN sums s ON s.trace_id = o.trace_id AND s.pid IS NOT DISTINCT FROM o.pid
+    GROUP BY o.trace_id, o.pid, o.class
 ),
 first_step AS (
     SELECT trace_id, pid, min(start_ns) AS start_ns FROM critical_path_steps GROUP BY trace_id, pid

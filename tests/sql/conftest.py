@@ -50,8 +50,11 @@ def given(con, table: str, columns: list[str], data: list[tuple]) -> None:
     con.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", data)
 
 
-def load_sql(con, path: str) -> None:
-    """Create the views and macros of sql/<path> and of every file it depends on, in order."""
+def load_sql(con, path: str, tables_below: bool = False) -> None:
+    """Create the views and macros of sql/<path> and of every file it depends on, in order. With
+    tables_below, each view the file depends on is made a table of its rows once it is created (as
+    the lake materializes them): a view over a deep tree (steady_summary's) takes DuckDB a minute to
+    evaluate on empty tables, its tables no time. The rows must then be given first."""
     closure, todo = {}, [FILES[path]]
     creator = {name: f for f in FILES.values() for name in f.creates}
     while todo:
@@ -63,6 +66,12 @@ def load_sql(con, path: str) -> None:
     con.execute("".join(_CREATE[d] for f in files for d in f.depends if d in TABLES))
     for f in files:
         con.execute(f.text)
+        if tables_below and f.path != path:
+            for view in f.creates:
+                if con.execute("SELECT 1 FROM duckdb_views() WHERE view_name = ? AND database_name = current_database()",
+                               [view]).fetchall():
+                    con.execute(f"CREATE TABLE _rows AS SELECT * FROM {view}; DROP VIEW {view}; "
+                                f"ALTER TABLE _rows RENAME TO {view}")
 
 
 def rows(con, sql: str, params=None) -> list[tuple]:

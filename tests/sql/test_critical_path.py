@@ -66,12 +66,31 @@ def test_summary_classes_add_up(con):
 
 def test_finding_names_the_dominant_class(con):
     _graph(con)
-    load_sql(con, "analysis/findings_critical_path.sql")
+    load_sql(con, "analysis/findings_critical_path.sql", tables_below=True)
     [(severity, evidence, advice)] = rows(con, "SELECT severity, evidence, advice FROM finding_critical_path")
     assert severity == "warning"
     assert evidence.startswith("Over 2 steady steps the critical path averages 0.00 ms")
     assert "69% of it is data loading" in evidence
-    assert "load (0.0 ms)" in evidence and "DataLoader workers" in advice
+    assert "load (0.0 ms a step)" in evidence and "DataLoader workers" in advice
+
+
+def test_finding_gives_an_operators_time_a_step_as_its_path(con):
+    """The evidence averages the path over the steps, so the operators it names are given a step's
+    mean too: 'load' puts 3 ms and 1 ms on the two steps' paths, 2.00 ms a step (not 4.00)."""
+    given(con, "traces", ["trace_id", "rank"], [("t", 0)])
+    given(con, "cp_steps", STEP, [("t", 0, 1, "ProfilerStep#1", 0, 0, 4_000_000, True, 3_000_000, True),
+                                  ("t", 1, 1, "ProfilerStep#2", 1, 4_000_000, 6_000_000, True, 1_000_000, True)])
+    given(con, "cp_nodes", NODE, [
+        ("t", 0, 0, 0, 0, True, "annotation", "load", 1, 1), ("t", 1, 0, 0, 3_000_000, False, "annotation", "load", 1, 1),
+        ("t", 2, 1, 1, 4_000_000, True, "annotation", "load", 1, 1),
+        ("t", 3, 1, 1, 5_000_000, False, "annotation", "load", 1, 1),
+    ])
+    given(con, "cp_edges", EDGE, [("t", 0, 0, 0, 1, "operator", 3_000_000, "data_loading", 0, 0),
+                                  ("t", 1, 1, 2, 3, "operator", 1_000_000, "data_loading", 1, 0)])
+    load_sql(con, "analysis/findings_critical_path.sql", tables_below=True)
+    [(evidence,)] = rows(con, "SELECT evidence FROM finding_critical_path")
+    assert evidence.startswith("Over 2 steady steps the critical path averages 2.00 ms (67% of the 3.00 ms steps)")
+    assert "most of it from load (2.0 ms a step)" in evidence
 
 
 def test_a_trace_path_is_cut_at_the_steps(con):
